@@ -1,0 +1,5 @@
+import { boot } from './runtime.ts';
+
+const { pipeline } = boot('lethe-api');
+
+export const handler = pipeline.api;

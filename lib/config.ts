@@ -1,0 +1,81 @@
+/** Configuration of every Lethe function, read from the environment by the handlers only. */
+export interface LetheConfig {
+  tableName: string;
+  bucket: string;
+  queueUrl: string;
+  /** First path segment of every stream location. */
+  dataRoot: string;
+  pageSize: number;
+  staleAfterSeconds: number;
+  maxAttempts: number;
+  maxRounds: number;
+  ingestGraceSeconds: number;
+  maxEventsBytes: number;
+  retryAfterSeconds: number;
+  receiptRetentionDays: number;
+}
+
+/** Environment variable of each setting, shared by the stack and the local runtime. */
+export const ENV = {
+  tableName: 'LETHE_TABLE_NAME',
+  bucket: 'LETHE_BUCKET_NAME',
+  queueUrl: 'LETHE_QUEUE_URL',
+  dataRoot: 'LETHE_DATA_ROOT',
+  pageSize: 'LETHE_PAGE_SIZE',
+  staleAfterSeconds: 'LETHE_STALE_AFTER_SECONDS',
+  maxAttempts: 'LETHE_MAX_ATTEMPTS',
+  maxRounds: 'LETHE_MAX_ROUNDS',
+  ingestGraceSeconds: 'LETHE_INGEST_GRACE_SECONDS',
+  maxEventsBytes: 'LETHE_MAX_EVENTS_BYTES',
+  retryAfterSeconds: 'LETHE_RETRY_AFTER_SECONDS',
+  receiptRetentionDays: 'LETHE_RECEIPT_RETENTION_DAYS',
+} as const satisfies Record<keyof LetheConfig, string>;
+
+export const DEFAULTS = {
+  dataRoot: 'streams',
+  pageSize: 1000,
+  staleAfterSeconds: 300,
+  maxAttempts: 5,
+  maxRounds: 5,
+  ingestGraceSeconds: 35,
+  maxEventsBytes: 1_048_576,
+  retryAfterSeconds: 30,
+  receiptRetentionDays: 365,
+} as const;
+
+type Env = Record<string, string | undefined>;
+
+/** Reads the configuration; settings a function does not use may be absent from its env. */
+export function loadConfig(env: Env = process.env): LetheConfig {
+  const text = (key: keyof LetheConfig, fallback?: string) => {
+    const value = env[ENV[key]] ?? fallback;
+    return value ?? '';
+  };
+  const int = (key: keyof typeof DEFAULTS, min: number, max: number) => {
+    const raw = env[ENV[key]];
+    if (raw === undefined || raw === '') return DEFAULTS[key] as number;
+    const value = Number(raw);
+    if (!Number.isInteger(value) || value < min || value > max) {
+      throw new Error(`${ENV[key]} must be an integer from ${min} to ${max} (got ${raw})`);
+    }
+    return value;
+  };
+  const dataRoot = text('dataRoot', DEFAULTS.dataRoot);
+  if (!/^[a-z0-9][a-z0-9_-]*(\/[a-z0-9][a-z0-9_-]*)*$/.test(dataRoot)) {
+    throw new Error(`${ENV.dataRoot} must be path segments like "streams" (got ${dataRoot})`);
+  }
+  return {
+    tableName: text('tableName'),
+    bucket: text('bucket'),
+    queueUrl: text('queueUrl'),
+    dataRoot,
+    pageSize: int('pageSize', 1, 1000),
+    staleAfterSeconds: int('staleAfterSeconds', 1, 86_400),
+    maxAttempts: int('maxAttempts', 1, 100),
+    maxRounds: int('maxRounds', 1, 100),
+    ingestGraceSeconds: int('ingestGraceSeconds', 0, 900),
+    maxEventsBytes: int('maxEventsBytes', 1, 6 * 1024 * 1024),
+    retryAfterSeconds: int('retryAfterSeconds', 1, 3600),
+    receiptRetentionDays: int('receiptRetentionDays', 1, 36_500),
+  };
+}

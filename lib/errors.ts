@@ -1,0 +1,94 @@
+/** Base class for errors the API turns into a 4xx answer. */
+export abstract class LetheError extends Error {
+  abstract readonly code: string;
+  abstract readonly status: number;
+  readonly headers: Record<string, string> = {};
+}
+
+export class InvalidNameError extends LetheError {
+  readonly code = 'InvalidName';
+  readonly status = 400;
+  override readonly name = 'InvalidNameError';
+}
+
+export class BadRequestError extends LetheError {
+  readonly status = 400;
+  override readonly name = 'BadRequestError';
+  constructor(
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export class PayloadTooLargeError extends LetheError {
+  readonly code = 'PayloadTooLarge';
+  readonly status = 413;
+  override readonly name = 'PayloadTooLargeError';
+}
+
+export class StreamNotFoundError extends LetheError {
+  readonly code = 'StreamNotFound';
+  readonly status = 404;
+  override readonly name = 'StreamNotFoundError';
+  constructor(tenant: string, stream: string) {
+    super(`stream ${tenant}/${stream} does not exist`);
+  }
+}
+
+export class DeletionNotFoundError extends LetheError {
+  readonly code = 'DeletionNotFound';
+  readonly status = 404;
+  override readonly name = 'DeletionNotFoundError';
+  constructor(tenant: string, deletionId: string) {
+    super(`deletion ${deletionId} does not exist for tenant ${tenant}`);
+  }
+}
+
+export class StreamDeletingError extends LetheError {
+  readonly code = 'StreamDeleting';
+  readonly status = 409;
+  override readonly name = 'StreamDeletingError';
+  constructor(
+    tenant: string,
+    stream: string,
+    readonly deletionId: string | undefined,
+    retryAfterSeconds: number,
+  ) {
+    super(`stream ${tenant}/${stream} is being deleted; retry after the deletion completes`);
+    this.headers['Retry-After'] = String(retryAfterSeconds);
+  }
+}
+
+export class DeletionNotRetryableError extends LetheError {
+  readonly code = 'DeletionNotRetryable';
+  readonly status = 409;
+  override readonly name = 'DeletionNotRetryableError';
+}
+
+export class RouteNotFoundError extends LetheError {
+  readonly code = 'RouteNotFound';
+  readonly status = 404;
+  override readonly name = 'RouteNotFoundError';
+}
+
+export class MethodNotAllowedError extends LetheError {
+  readonly code = 'MethodNotAllowed';
+  readonly status = 405;
+  override readonly name = 'MethodNotAllowedError';
+  constructor(method: string, allowed: readonly string[]) {
+    super(`${method} is not allowed here; use ${allowed.join(', ')}`);
+    this.headers.Allow = allowed.join(', ');
+  }
+}
+
+/** A page could not be fully deleted for a reason that may pass (throttling, 5xx): retry it. */
+export class TransientPageError extends Error {
+  override readonly name = 'TransientPageError';
+}
+
+/** A work message that can never be processed; it goes to the DLQ after its redrive count. */
+export class InvalidMessageError extends Error {
+  override readonly name = 'InvalidMessageError';
+}

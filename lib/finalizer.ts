@@ -1,0 +1,91 @@
+import type { S3Client } from '@aws-sdk/client-s3';
+import { fenceOf } from './messages.ts';
+import type { DeletionRecord } from './model.ts';
+import { firstPage } from './pager.ts';
+import type { ProgressStore } from './progress.ts';
+import type { WorkQueue } from './work-queue.ts';
+
+export interface FinalizerOptions {
+  readonly store: ProgressStore;
+  readonly s3: S3Client;
+  readonly queue: WorkQueue;
+  /**
+   * Seconds after a deletion's request before its location may be verified: longer than an
+   * ingest admitted just before the tombstone can take to land its object.
+   */
+  readonly ingestGraceSeconds: number;
+  /** Rounds of listing a location afresh before giving up on it ever being empty. */
+  readonly maxRounds?: number;
+  readonly now?: () => Date;
+}
+
+export type FinalizeOutcome =
+  | 'not-ready'
+  | 'delayed'
+  | 'completed'
+  | 'failed'
+  | 'next-round'
+  | 'fenced';
+
+/** True when every chain of the round has ended and every listed page is recorded. */
+export const isReadyToVerify = (deletion: DeletionRecord) =>
+  deletion.state === 'RUNNING' &&
+  deletion.chainsEnded >= deletion.chainsTotal &&
+  deletion.pagesDone >= deletion.pagesListed;
+
+/**
+ * Verify, then finish: a deletion is COMPLETED only when a listing of its whole location comes
+ * back empty. Leftovers (keys beside the child prefixes, late writes) start another round;
+ * keys that could not be deleted end it as FAILED.
+ */
+export class Finalizer {
+  readonly #store: ProgressStore;
+  readonly #s3: S3Client;
+  readonly #queue: WorkQueue;
+  readonly #graceMs: number;
+  readonly #maxRounds: number;
+  readonly #now: () => Date;
+
+  constructor(options: FinalizerOptions) {
+    this.#store = options.store;
+    this.#s3 = options.s3;
+    this.#queue = options.queue;
+    this.#graceMs = options.ingestGraceSeconds * 1000;
+    this.#maxRounds = options.maxRounds ?? 5;
+    this.#now = options.now ?? (() => new Date());
+  }
+
+  /** Re-reads the deletion and finalizes it if its round is done. */
+  async finalizeIfReady(deletion: DeletionRecord): Promise<FinalizeOutcome> {
+    const current = await this.#store.getDeletion(deletion.tenant, deletion.deletionId);
+    if (!current || current.round !== deletion.round) return 'fenced';
+    return this.finalize(current);
+  }
+
+  async finalize(deletion: DeletionRecord): Promise<FinalizeOutcome> {
+    if (!isReadyToVerify(deletion)) return 'not-ready';
+    const waitMs = Date.parse(deletion.requestedAt) + this.#graceMs - this.#now().getTime();
+    if (waitMs > 0) {
+      await this.#queue.send([{ ...fenceOf(deletion), type: 'finalize' }], waitMs / 1000);
+      return 'delayed';
+    }
+    const listing = await firstPage(
+      { client: this.#s3, pageSize: 1 },
+      { Bucket: deletion.bucket, Prefix: deletion.prefix },
+    );
+    if (listing.objects.length === 0) {
+      return (await this.#store.complete(deletion)) === 'recorded' ? 'completed' : 'fenced';
+    }
+    if (deletion.failedObjects > 0) {
+      return (await this.#store.fail(deletion)) === 'recorded' ? 'failed' : 'fenced';
+    }
+    if (deletion.round >= this.#maxRounds) {
+      const reason = {
+        code: 'LocationNotEmpty',
+        message: `objects kept appearing under the location after ${deletion.round} rounds, e.g. ${listing.objects[0]?.key}`,
+      };
+      return (await this.#store.fail(deletion, reason)) === 'recorded' ? 'failed' : 'fenced';
+    }
+    return (await this.#store.nextRound(deletion)) === 'recorded' ? 'next-round' : 'fenced';
+  }
+}

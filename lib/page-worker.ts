@@ -1,0 +1,158 @@
+import type { S3Client } from '@aws-sdk/client-s3';
+import type { Finalizer } from './finalizer.ts';
+import { fenceOf, type PageMessage, type WorkMessage } from './messages.ts';
+import type { ChainRecord, DeletionRecord, PageRecord } from './model.ts';
+import { isInside } from './names.ts';
+import type { PageDeleter } from './page-deleter.ts';
+import { firstPage, type ListedObject } from './pager.ts';
+import type { ProgressStore } from './progress.ts';
+import type { WorkQueue } from './work-queue.ts';
+
+export interface PageWorkerOptions {
+  readonly store: ProgressStore;
+  readonly s3: S3Client;
+  readonly deleter: PageDeleter;
+  readonly queue: WorkQueue;
+  readonly finalizer: Finalizer;
+  /** Keys listed and deleted per message, at most 1,000. */
+  readonly pageSize?: number;
+}
+
+export type WorkOutcome =
+  | { outcome: 'stale' | 'duplicate' | 'chain-ended' }
+  | { outcome: 'deleted'; objects: number; bytes: number; failures: number; retriedKeys: number }
+  | { outcome: 'finalize'; result: string };
+
+/** True when the message belongs to the deletion's current, running round and generation. */
+const isCurrent = (deletion: DeletionRecord | undefined, message: WorkMessage) =>
+  deletion !== undefined &&
+  deletion.state === 'RUNNING' &&
+  deletion.generation === message.generation &&
+  deletion.round === message.round;
+
+/**
+ * One message, one page: list up to 1,000 keys after the chain's cursor, record the listing,
+ * hand the next page to the queue, delete the page with one DeleteObjects, then count it.
+ * Every step is idempotent, so a redelivered, duplicated or reordered message is harmless.
+ */
+export class PageWorker {
+  readonly #store: ProgressStore;
+  readonly #s3: S3Client;
+  readonly #deleter: PageDeleter;
+  readonly #queue: WorkQueue;
+  readonly #finalizer: Finalizer;
+  readonly #pageSize: number;
+
+  constructor(options: PageWorkerOptions) {
+    this.#store = options.store;
+    this.#s3 = options.s3;
+    this.#deleter = options.deleter;
+    this.#queue = options.queue;
+    this.#finalizer = options.finalizer;
+    this.#pageSize = options.pageSize ?? 1000;
+  }
+
+  async handle(message: WorkMessage): Promise<WorkOutcome> {
+    const deletion = await this.#store.getDeletion(message.tenant, message.deletionId);
+    if (!deletion || !isCurrent(deletion, message)) return { outcome: 'stale' };
+    if (message.type === 'finalize') {
+      return { outcome: 'finalize', result: await this.#finalizer.finalize(deletion) };
+    }
+    return this.#page(deletion, message);
+  }
+
+  async #page(deletion: DeletionRecord, message: PageMessage): Promise<WorkOutcome> {
+    const chain = await this.#store.getChain(deletion, message.chainId);
+    if (!chain) return { outcome: 'stale' };
+    assertInside(chain.prefix, deletion.prefix);
+    if (chain.lastPage >= message.page) return this.#resume(deletion, chain, message.page);
+    if (chain.lastPage !== message.page - 1 || chain.ended) return { outcome: 'stale' };
+
+    const listing = await firstPage(
+      { client: this.#s3, pageSize: this.#pageSize },
+      { Bucket: deletion.bucket, Prefix: chain.prefix, StartAfter: chain.lastKey },
+    );
+    for (const object of listing.objects) assertInside(object.key, deletion.prefix);
+    const ended = !listing.truncated;
+    const page = pageOf(chain, message.page, listing.objects);
+    const outcome = await this.#store.recordListing(deletion, chain, message.page, page, ended);
+    if (outcome === 'fenced') return { outcome: 'stale' };
+    if (outcome === 'duplicate') return this.#resume(deletion, chain, message.page);
+    if (!page) {
+      await this.#finalizer.finalizeIfReady(deletion);
+      return { outcome: 'chain-ended' };
+    }
+    // Pipelining: the next page is listed by another worker while this one deletes.
+    if (!ended) await this.#sendPage(deletion, chain, message.page + 1);
+    return this.#deleteAndCount(deletion, page, listing.objects);
+  }
+
+  /** Finishes a page that was listed before (a redelivery after a crash, or a duplicate). */
+  async #resume(deletion: DeletionRecord, seen: ChainRecord, pageNumber: number) {
+    const page = await this.#store.getPage(deletion, seen.chainId, pageNumber);
+    if (!page) return { outcome: 'duplicate' } as const;
+    const chain = (await this.#store.getChain(deletion, seen.chainId)) ?? seen;
+    if (chain.lastPage === pageNumber && !chain.ended) {
+      await this.#sendPage(deletion, chain, pageNumber + 1);
+    }
+    const listing = await firstPage(
+      { client: this.#s3, pageSize: this.#pageSize },
+      { Bucket: deletion.bucket, Prefix: chain.prefix, StartAfter: page.startAfter },
+    );
+    // Only what is left of this page's own range: keys deleted before the crash are gone.
+    const remaining = listing.objects.filter((object) => object.key <= page.lastKey);
+    for (const object of remaining) assertInside(object.key, deletion.prefix);
+    return this.#deleteAndCount(deletion, page, remaining);
+  }
+
+  async #deleteAndCount(
+    deletion: DeletionRecord,
+    page: PageRecord,
+    objects: ListedObject[],
+  ): Promise<WorkOutcome> {
+    const result = await this.#deleter.deletePage(deletion.bucket, objects);
+    if (result.failures.length > 0) await this.#store.recordFailures(deletion, result.failures);
+    // Counted from the listing that created the page, so a resumed page counts keys that an
+    // earlier attempt deleted, and a duplicate counts nothing.
+    const counted = {
+      objects: page.count - result.failures.length,
+      bytes: page.bytes - result.failedBytes,
+      failed: result.failures.length,
+    };
+    const outcome = await this.#store.completePage(deletion, page, counted);
+    if (outcome !== 'recorded') return { outcome: outcome === 'fenced' ? 'stale' : 'duplicate' };
+    await this.#finalizer.finalizeIfReady(deletion);
+    return {
+      outcome: 'deleted',
+      objects: counted.objects,
+      bytes: counted.bytes,
+      failures: counted.failed,
+      retriedKeys: result.retriedKeys,
+    };
+  }
+
+  async #sendPage(deletion: DeletionRecord, chain: ChainRecord, page: number) {
+    await this.#queue.send([{ ...fenceOf(deletion), type: 'page', chainId: chain.chainId, page }]);
+  }
+}
+
+function pageOf(chain: ChainRecord, page: number, objects: ListedObject[]): PageRecord | undefined {
+  const last = objects.at(-1);
+  if (!last) return undefined;
+  return {
+    chainId: chain.chainId,
+    round: chain.round,
+    page,
+    ...(chain.lastKey ? { startAfter: chain.lastKey } : {}),
+    lastKey: last.key,
+    count: objects.length,
+    bytes: objects.reduce((sum, object) => sum + object.size, 0),
+  };
+}
+
+/** Nothing outside the deletion's own location is ever deleted, whatever a record says. */
+function assertInside(key: string, location: string) {
+  if (key !== location && !isInside(key, location)) {
+    throw new Error(`refusing to touch ${key}: outside the deletion's location ${location}`);
+  }
+}

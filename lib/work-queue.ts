@@ -1,0 +1,40 @@
+import { SendMessageBatchCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import type { WorkMessage } from './messages.ts';
+import { backoff, sleep } from './table.ts';
+
+export interface WorkQueueOptions {
+  readonly client: SQSClient;
+  readonly queueUrl: string;
+}
+
+/** The work queue: every message is sent in batches of ten, and partial failures resent. */
+export class WorkQueue {
+  readonly #client: SQSClient;
+  readonly #queueUrl: string;
+
+  constructor(options: WorkQueueOptions) {
+    this.#client = options.client;
+    this.#queueUrl = options.queueUrl;
+  }
+
+  async send(messages: WorkMessage[], delaySeconds = 0): Promise<void> {
+    for (let start = 0; start < messages.length; start += 10) {
+      let entries = messages.slice(start, start + 10).map((message, index) => ({
+        Id: String(index),
+        MessageBody: JSON.stringify(message),
+        ...(delaySeconds > 0 ? { DelaySeconds: Math.min(900, Math.ceil(delaySeconds)) } : {}),
+      }));
+      for (let attempt = 0; entries.length > 0; attempt++) {
+        if (attempt > 0) await sleep(backoff(attempt, 100));
+        const { Failed = [] } = await this.#client.send(
+          new SendMessageBatchCommand({ QueueUrl: this.#queueUrl, Entries: entries }),
+        );
+        if (Failed.some((failure) => failure.SenderFault) || (Failed.length > 0 && attempt >= 5)) {
+          throw new Error(`could not enqueue work: ${JSON.stringify(Failed)}`);
+        }
+        const failed = new Set(Failed.map((failure) => failure.Id));
+        entries = entries.filter((entry) => failed.has(entry.Id));
+      }
+    }
+  }
+}

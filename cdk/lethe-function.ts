@@ -1,0 +1,73 @@
+import { Duration, RemovalPolicy } from 'aws-cdk-lib';
+import { Architecture, type CfnFunction, Runtime } from 'aws-cdk-lib/aws-lambda';
+import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { Construct } from 'constructs';
+import { ENV, type LetheConfig } from '../lib/config.ts';
+
+export interface LetheFunctionProps {
+  /** Handler file, relative to the repository root, e.g. `functions/worker.ts`. */
+  readonly entry: string;
+  /** @default Duration.seconds(30) */
+  readonly timeout?: Duration;
+  /** @default 256 */
+  readonly memorySize?: number;
+  /** @default RetentionDays.ONE_MONTH */
+  readonly logRetention?: RetentionDays;
+}
+
+/** Where the repository root is, seen from this file. */
+const ROOT = new URL('..', import.meta.url).pathname;
+
+/**
+ * Every Lethe function: Node.js 22 on arm64, bundled as ESM with source maps, with its own
+ * log group. `bind` sets a setting's environment variable and grants in one call.
+ */
+export class LetheFunction extends Construct {
+  public readonly function: NodejsFunction;
+
+  constructor(scope: Construct, id: string, props: LetheFunctionProps) {
+    super(scope, id);
+    const logGroup = new LogGroup(this, 'Logs', {
+      retention: props.logRetention ?? RetentionDays.ONE_MONTH,
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
+    this.function = new NodejsFunction(this, 'Function', {
+      entry: `${ROOT}${props.entry}`,
+      projectRoot: ROOT,
+      depsLockFilePath: `${ROOT}package-lock.json`,
+      runtime: Runtime.NODEJS_22_X,
+      architecture: Architecture.ARM_64,
+      timeout: props.timeout ?? Duration.seconds(30),
+      memorySize: props.memorySize ?? 256,
+      logGroup,
+      environment: {
+        NODE_OPTIONS: '--enable-source-maps',
+        POWERTOOLS_LOG_LEVEL: 'INFO',
+      },
+      bundling: {
+        format: OutputFormat.ESM,
+        target: 'node22',
+        sourceMap: true,
+        minify: true,
+        // Some dependencies still call require(); give the ESM bundle one.
+        banner:
+          "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);",
+      },
+    });
+    // The local runtime finds each function's handler through this, in the synthesized template.
+    (this.function.node.defaultChild as CfnFunction).addMetadata('lethe:entry', props.entry);
+  }
+
+  /** Sets a configuration value for this function. */
+  configure(setting: keyof LetheConfig, value: string | number): this {
+    this.function.addEnvironment(ENV[setting], String(value));
+    return this;
+  }
+
+  /** Sets a setting and grants what it needs in one call, e.g. `bind('queueUrl', url, grant)`. */
+  bind(setting: keyof LetheConfig, value: string, grant: (fn: NodejsFunction) => void): this {
+    grant(this.function);
+    return this.configure(setting, value);
+  }
+}

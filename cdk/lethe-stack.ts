@@ -1,0 +1,247 @@
+import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
+import {
+  AuthorizationType,
+  LambdaIntegration,
+  type Resource,
+  ResponseType,
+  RestApi,
+} from 'aws-cdk-lib/aws-apigateway';
+import {
+  AttributeType,
+  BillingMode,
+  ProjectionType,
+  StreamViewType,
+  Table,
+  TableEncryption,
+} from 'aws-cdk-lib/aws-dynamodb';
+import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
+import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
+import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import { FilterCriteria, FilterRule, StartingPosition } from 'aws-cdk-lib/aws-lambda';
+import { DynamoEventSource, SqsDlq, SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
+import {
+  BlockPublicAccess,
+  Bucket,
+  BucketEncryption,
+  type IBucket,
+  ObjectOwnership,
+} from 'aws-cdk-lib/aws-s3';
+import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
+import type { Construct } from 'constructs';
+import { ROUTES } from '../lib/api/routes.ts';
+import { DEFAULTS } from '../lib/config.ts';
+import { LetheFunction } from './lethe-function.ts';
+
+export interface LetheStackProps extends StackProps {
+  /** Use this existing bucket for stream data instead of creating one. @default a new bucket */
+  readonly bucketName?: string;
+  /** First path segment of every stream location. @default 'streams' */
+  readonly dataRoot?: string;
+  /** Minutes between sweeps. @default 5 */
+  readonly sweepIntervalMinutes?: number;
+  /** Seconds without progress before the sweeper resumes a deletion. @default 300 */
+  readonly staleAfterSeconds?: number;
+  /** Attempts before a stalled deletion is marked FAILED. @default 5 */
+  readonly maxAttempts?: number;
+  /** Most worker invocations at once. @default 20 */
+  readonly workerConcurrency?: number;
+  /** Deliveries of a work message before it moves to the dead-letter queue. @default 5 */
+  readonly maxReceiveCount?: number;
+  /** Days a finished receipt stays readable. @default 365 */
+  readonly receiptRetentionDays?: number;
+}
+
+/** Name of the table's sparse index of open deletions, keyed by their last progress. */
+export const SWEEP_INDEX = 'sweep';
+
+const WORKER_TIMEOUT = Duration.seconds(60);
+
+/** Lethe: the API, the tombstone table, the work queue and the four functions. */
+export class LetheStack extends Stack {
+  public readonly table: Table;
+  public readonly bucket: IBucket;
+  public readonly workQueue: Queue;
+  public readonly deadLetterQueue: Queue;
+  public readonly dispatchFailures: Queue;
+  public readonly api: RestApi;
+  public readonly functions: Record<'api' | 'dispatcher' | 'worker' | 'sweeper', LetheFunction>;
+
+  constructor(scope: Construct, id: string, props: LetheStackProps = {}) {
+    super(scope, id, props);
+    const dataRoot = props.dataRoot ?? DEFAULTS.dataRoot;
+    const dataKeys = `${dataRoot}/*`;
+
+    this.table = new Table(this, 'Table', {
+      partitionKey: { name: 'pk', type: AttributeType.STRING },
+      sortKey: { name: 'sk', type: AttributeType.STRING },
+      billingMode: BillingMode.PAY_PER_REQUEST,
+      stream: StreamViewType.NEW_AND_OLD_IMAGES,
+      pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
+      encryption: TableEncryption.AWS_MANAGED,
+      timeToLiveAttribute: 'expiresAt',
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+    this.table.addGlobalSecondaryIndex({
+      indexName: SWEEP_INDEX,
+      partitionKey: { name: 'sweepPk', type: AttributeType.STRING },
+      sortKey: { name: 'sweepSk', type: AttributeType.STRING },
+      projectionType: ProjectionType.ALL,
+    });
+
+    this.bucket = props.bucketName
+      ? Bucket.fromBucketName(this, 'Data', props.bucketName)
+      : new Bucket(this, 'Data', {
+          blockPublicAccess: BlockPublicAccess.BLOCK_ALL,
+          encryption: BucketEncryption.S3_MANAGED,
+          enforceSSL: true,
+          objectOwnership: ObjectOwnership.BUCKET_OWNER_ENFORCED,
+          removalPolicy: RemovalPolicy.RETAIN,
+        });
+
+    this.deadLetterQueue = new Queue(this, 'WorkDeadLetters', {
+      encryption: QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      retentionPeriod: Duration.days(14),
+    });
+    this.workQueue = new Queue(this, 'Work', {
+      encryption: QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      // Lambda's guidance: at least six times the function timeout.
+      visibilityTimeout: Duration.seconds(WORKER_TIMEOUT.toSeconds() * 6),
+      deadLetterQueue: {
+        queue: this.deadLetterQueue,
+        maxReceiveCount: props.maxReceiveCount ?? 5,
+      },
+    });
+    this.dispatchFailures = new Queue(this, 'DispatchFailures', {
+      encryption: QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      retentionPeriod: Duration.days(14),
+    });
+
+    const api = new LetheFunction(this, 'Api', { entry: 'functions/api.ts' });
+    const dispatcher = new LetheFunction(this, 'Dispatcher', {
+      entry: 'functions/dispatcher.ts',
+      timeout: Duration.seconds(60),
+    });
+    const worker = new LetheFunction(this, 'Worker', {
+      entry: 'functions/worker.ts',
+      timeout: WORKER_TIMEOUT,
+      memorySize: 512,
+    });
+    const sweeper = new LetheFunction(this, 'Sweeper', {
+      entry: 'functions/sweeper.ts',
+      timeout: Duration.seconds(120),
+    });
+    this.functions = { api, dispatcher, worker, sweeper };
+
+    const listData = (fn: { addToRolePolicy(statement: PolicyStatement): void }) =>
+      fn.addToRolePolicy(
+        new PolicyStatement({
+          actions: ['s3:ListBucket'],
+          resources: [this.bucket.bucketArn],
+          conditions: { StringLike: { 's3:prefix': [dataKeys] } },
+        }),
+      );
+    const all = [api, dispatcher, worker, sweeper];
+    for (const fn of all) {
+      fn.bind('tableName', this.table.tableName, (f) => this.table.grantReadWriteData(f))
+        .configure('bucket', this.bucket.bucketName)
+        .configure('dataRoot', dataRoot)
+        .configure(
+          'receiptRetentionDays',
+          props.receiptRetentionDays ?? DEFAULTS.receiptRetentionDays,
+        );
+    }
+    for (const fn of [dispatcher, worker, sweeper]) {
+      fn.bind('queueUrl', this.workQueue.queueUrl, (f) => {
+        this.workQueue.grantSendMessages(f);
+        listData(f);
+      });
+    }
+    // Least privilege: only the api writes objects, and only the worker deletes them.
+    this.bucket.grantPut(api.function, dataKeys);
+    this.bucket.grantDelete(worker.function, dataKeys);
+    for (const fn of [sweeper]) {
+      fn.configure(
+        'staleAfterSeconds',
+        props.staleAfterSeconds ?? DEFAULTS.staleAfterSeconds,
+      ).configure('maxAttempts', props.maxAttempts ?? DEFAULTS.maxAttempts);
+    }
+
+    worker.function.addEventSource(
+      new SqsEventSource(this.workQueue, {
+        batchSize: 5,
+        reportBatchItemFailures: true,
+        maxConcurrency: props.workerConcurrency ?? 20,
+      }),
+    );
+    dispatcher.function.addEventSource(
+      new DynamoEventSource(this.table, {
+        startingPosition: StartingPosition.TRIM_HORIZON,
+        batchSize: 10,
+        bisectBatchOnError: true,
+        retryAttempts: 5,
+        reportBatchItemFailures: true,
+        onFailure: new SqsDlq(this.dispatchFailures),
+        // Only deletions that are (again) waiting to be dispatched; progress writes are not.
+        filters: [
+          FilterCriteria.filter({
+            eventName: FilterRule.or('INSERT', 'MODIFY'),
+            dynamodb: {
+              NewImage: {
+                type: { S: FilterRule.isEqual('DELETION') },
+                state: { S: FilterRule.isEqual('PENDING') },
+              },
+            },
+          }),
+        ],
+      }),
+    );
+    new Rule(this, 'SweepSchedule', {
+      schedule: Schedule.rate(Duration.minutes(props.sweepIntervalMinutes ?? 5)),
+      targets: [new LambdaFunction(sweeper.function)],
+    });
+
+    this.api = new RestApi(this, 'HttpApi', {
+      description: 'Lethe: instant, durable, verifiable deletion of stream data',
+      // AWS::ApiGateway::Account is account-wide state; leave it to the account's owner.
+      cloudWatchRole: false,
+      deployOptions: { stageName: 'prod' },
+      defaultMethodOptions: { authorizationType: AuthorizationType.IAM },
+    });
+    const errorBody = {
+      'application/json':
+        '{"error":{"code":"$context.error.responseType","message":$context.error.messageString}}',
+    };
+    this.api.addGatewayResponse('Default4xx', {
+      type: ResponseType.DEFAULT_4XX,
+      templates: errorBody,
+    });
+    this.api.addGatewayResponse('Default5xx', {
+      type: ResponseType.DEFAULT_5XX,
+      templates: errorBody,
+    });
+    const integration = new LambdaIntegration(api.function, {
+      allowTestInvoke: false,
+      scopePermissionToMethod: false,
+    });
+    for (const route of ROUTES) {
+      resourceAt(this.api.root, route.resource).addMethod(route.method, integration);
+    }
+
+    new CfnOutput(this, 'ApiUrl', { value: this.api.url });
+    new CfnOutput(this, 'BucketName', { value: this.bucket.bucketName });
+    new CfnOutput(this, 'TableName', { value: this.table.tableName });
+    new CfnOutput(this, 'WorkQueueUrl', { value: this.workQueue.queueUrl });
+    new CfnOutput(this, 'DeadLetterQueueUrl', { value: this.deadLetterQueue.queueUrl });
+    new CfnOutput(this, 'DispatchFailuresQueueUrl', { value: this.dispatchFailures.queueUrl });
+  }
+}
+
+function resourceAt(root: Resource | RestApi['root'], path: string) {
+  return path
+    .split('/')
+    .filter(Boolean)
+    .reduce((parent, part) => parent.getResource(part) ?? parent.addResource(part), root);
+}

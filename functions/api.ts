@@ -1,5 +1,7 @@
-import { boot } from './runtime.ts';
+import type { Clients } from '#lib/clients.ts';
+import { boot, type Env } from './runtime.ts';
 
-const { pipeline } = boot('lethe-api');
+export const createHandler = (env?: Env, clients?: Clients) =>
+  boot('lethe-api', env, clients).pipeline.api;
 
-export const handler = pipeline.api;
+export const handler = createHandler();

@@ -1,6 +1,10 @@
+import type { Clients } from '#lib/clients.ts';
 import { sweeperHandler } from '#lib/handlers.ts';
-import { boot } from './runtime.ts';
+import { boot, type Env } from './runtime.ts';
 
-const { pipeline, logger } = boot('lethe-sweeper');
+export const createHandler = (env?: Env, clients?: Clients) => {
+  const { pipeline, logger } = boot('lethe-sweeper', env, clients);
+  return sweeperHandler(pipeline.sweeper, logger);
+};
 
-export const handler = sweeperHandler(pipeline.sweeper, logger);
+export const handler = createHandler();

@@ -1,6 +1,10 @@
+import type { Clients } from '#lib/clients.ts';
 import { workerHandler } from '#lib/handlers.ts';
-import { boot } from './runtime.ts';
+import { boot, type Env } from './runtime.ts';
 
-const { pipeline, logger } = boot('lethe-worker');
+export const createHandler = (env?: Env, clients?: Clients) => {
+  const { pipeline, logger } = boot('lethe-worker', env, clients);
+  return workerHandler(pipeline.worker, logger);
+};
 
-export const handler = workerHandler(pipeline.worker, logger);
+export const handler = createHandler();

@@ -1,0 +1,105 @@
+import { randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import { matchPath } from '../api/routes.ts';
+
+/** API Gateway's own payload limit. */
+const MAX_BODY_BYTES = 10 * 1024 * 1024;
+
+export interface HttpServerOptions {
+  /** Resource templates the REST API declares, from the synthesized template. */
+  readonly resources: Iterable<string>;
+  readonly invoke: (event: APIGatewayProxyEvent) => Promise<APIGatewayProxyResult>;
+  readonly log?: (message: string) => void;
+}
+
+/**
+ * Serves the REST API on loopback: each request becomes an API Gateway proxy event for the
+ * api handler, matched against the resources the stack declares (no auth locally).
+ */
+export function createHttpServer({ resources, invoke, log }: HttpServerOptions): Server {
+  const known = [...resources];
+  return createServer((request, response) => {
+    handle(request, response).catch((error: unknown) => {
+      log?.(`http: ${(error as Error).message}`);
+      if (!response.headersSent) {
+        send(response, 500, { error: { code: 'InternalError', message: 'unexpected error' } });
+      } else {
+        response.end();
+      }
+    });
+  });
+
+  async function handle(request: IncomingMessage, response: ServerResponse) {
+    const url = new URL(request.url ?? '/', 'http://localhost');
+    const body = await readBody(request);
+    if (body === undefined) {
+      send(response, 413, {
+        error: { code: 'PayloadTooLarge', message: `body is larger than ${MAX_BODY_BYTES} bytes` },
+      });
+      return;
+    }
+    const match = matchPath(url.pathname, known);
+    const headers: Record<string, string> = {};
+    const multiValueHeaders: Record<string, string[]> = {};
+    for (const [name, value] of Object.entries(request.headers)) {
+      if (value === undefined) continue;
+      const values = Array.isArray(value) ? value : [value];
+      headers[name] = values.join(',');
+      multiValueHeaders[name] = values;
+    }
+    const query: Record<string, string> = {};
+    const multiQuery: Record<string, string[]> = {};
+    for (const [name, value] of url.searchParams) {
+      query[name] = value;
+      multiQuery[name] = [...(multiQuery[name] ?? []), value];
+    }
+    const method = request.method ?? 'GET';
+    const event = {
+      resource: match?.resource ?? url.pathname,
+      path: url.pathname,
+      httpMethod: method,
+      headers,
+      multiValueHeaders,
+      queryStringParameters: url.searchParams.size > 0 ? query : null,
+      multiValueQueryStringParameters: url.searchParams.size > 0 ? multiQuery : null,
+      pathParameters: match?.pathParameters ?? null,
+      stageVariables: null,
+      body: body.length > 0 ? body.toString('utf8') : null,
+      isBase64Encoded: false,
+      requestContext: {
+        requestId: randomUUID(),
+        httpMethod: method,
+        path: url.pathname,
+        resourcePath: match?.resource ?? url.pathname,
+        stage: 'local',
+        requestTimeEpoch: Date.now(),
+      },
+    } as unknown as APIGatewayProxyEvent;
+    const result = await invoke(event);
+    response.writeHead(result.statusCode, {
+      ...(result.headers as Record<string, string>),
+    });
+    response.end(result.isBase64Encoded ? Buffer.from(result.body, 'base64') : result.body);
+  }
+}
+
+function readBody(request: IncomingMessage): Promise<Buffer | undefined> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let tooLarge = false;
+    request.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > MAX_BODY_BYTES) tooLarge = true;
+      else chunks.push(chunk);
+    });
+    request.on('end', () => resolve(tooLarge ? undefined : Buffer.concat(chunks)));
+    request.on('error', reject);
+  });
+}
+
+function send(response: ServerResponse, status: number, body: unknown) {
+  response.writeHead(status, { 'Content-Type': 'application/json' });
+  response.end(JSON.stringify(body));
+}

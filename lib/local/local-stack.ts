@@ -1,0 +1,244 @@
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import { type Clients, createClients } from '../clients.ts';
+import { ENV } from '../config.ts';
+import { type Emulator, startMoto } from './emulator.ts';
+import { createHttpServer } from './http-server.ts';
+import { type LocalFunction, type LocalResources, provision } from './provision.ts';
+import { QueuePoller } from './queue-poller.ts';
+import { StreamPoller } from './stream-poller.ts';
+import { apiRoutes, synthesizeTemplate } from './template.ts';
+
+export interface LocalStackOptions {
+  /** An emulator to use; without one, `moto_server` is started on a free port. */
+  readonly endpoint?: string;
+  /** Port of the HTTP API on 127.0.0.1; 0 picks a free one. @default 3000 */
+  readonly port?: number;
+  /** Prefix of every emulator resource name, so stacks can share an emulator. @default 'lethe' */
+  readonly namePrefix?: string;
+  /** Overrides of the functions' settings, by environment variable (`LETHE_PAGE_SIZE`...). */
+  readonly settings?: Record<string, string | undefined>;
+  /** Seconds between sweeps. @default the template's schedule */
+  readonly sweepIntervalSeconds?: number;
+  /** Concurrent worker invocations. @default the mapping's MaximumConcurrency */
+  readonly workerConcurrency?: number;
+  /** Visibility timeout of the queues. @default the template's */
+  readonly visibilityTimeoutSeconds?: number;
+  /** Wraps the SDK clients the handlers use (request counting, fault injection). */
+  readonly wrapClients?: (clients: Clients) => Clients;
+  readonly log?: (message: string) => void;
+}
+
+type Handler = (event: unknown) => Promise<unknown>;
+
+/** Settings the local stack changes from the deployed defaults, so that it is quick to watch. */
+const LOCAL_DEFAULTS: Record<string, string> = {
+  [ENV.ingestGraceSeconds]: '2',
+  [ENV.retryAfterSeconds]: '5',
+};
+
+/**
+ * The whole pipeline on one machine: an emulator holding the resources of the synthesized
+ * stack, and the real handlers driven in-process by local event sources.
+ */
+export class LocalStack {
+  readonly url: string;
+  readonly endpoint: string;
+  readonly resources: LocalResources;
+  readonly clients: Clients;
+  readonly #emulator: Emulator | undefined;
+  readonly #server: Server;
+  readonly #pollers: Array<{ stop(): Promise<void> }>;
+  readonly #timers: NodeJS.Timeout[];
+  readonly #handlers: Map<string, Handler>;
+
+  private constructor(parts: {
+    url: string;
+    endpoint: string;
+    resources: LocalResources;
+    clients: Clients;
+    emulator: Emulator | undefined;
+    server: Server;
+    pollers: Array<{ stop(): Promise<void> }>;
+    timers: NodeJS.Timeout[];
+    handlers: Map<string, Handler>;
+  }) {
+    this.url = parts.url;
+    this.endpoint = parts.endpoint;
+    this.resources = parts.resources;
+    this.clients = parts.clients;
+    this.#emulator = parts.emulator;
+    this.#server = parts.server;
+    this.#pollers = parts.pollers;
+    this.#timers = parts.timers;
+    this.#handlers = parts.handlers;
+  }
+
+  static async start(options: LocalStackOptions = {}): Promise<LocalStack> {
+    const log = options.log ?? (() => {});
+    process.env.AWS_REGION ??= 'us-east-1';
+    process.env.AWS_ACCESS_KEY_ID ??= 'test';
+    process.env.AWS_SECRET_ACCESS_KEY ??= 'test';
+    const region = process.env.AWS_REGION;
+    let emulator: Emulator | undefined;
+    let endpoint = options.endpoint ?? process.env.AWS_ENDPOINT_URL;
+    if (!endpoint) {
+      emulator = await startMoto();
+      endpoint = emulator.endpoint;
+      log(`started moto_server (pid ${emulator.pid}) on ${endpoint}`);
+    }
+    // The SDK reads its endpoint from here; every client below uses the emulator.
+    process.env.AWS_ENDPOINT_URL = endpoint;
+    try {
+      return await LocalStack.#assemble(options, endpoint, region, emulator, log);
+    } catch (error) {
+      await emulator?.stop();
+      throw error;
+    }
+  }
+
+  static async #assemble(
+    options: LocalStackOptions,
+    endpoint: string,
+    region: string,
+    emulator: Emulator | undefined,
+    log: (message: string) => void,
+  ): Promise<LocalStack> {
+    const template = synthesizeTemplate();
+    const baseClients = createClients(process.env);
+    const clients = options.wrapClients?.(baseClients) ?? baseClients;
+    const resources = await provision(template, baseClients, {
+      namePrefix: options.namePrefix ?? 'lethe',
+      region,
+      ...(options.visibilityTimeoutSeconds !== undefined
+        ? { visibilityTimeoutSeconds: options.visibilityTimeoutSeconds }
+        : {}),
+    });
+
+    const handlers = new Map<string, Handler>();
+    for (const fn of resources.functions) {
+      handlers.set(fn.logicalId, await loadHandler(fn, options.settings ?? {}, clients));
+    }
+    const handlerOf = (functionId: string) => {
+      const handler = handlers.get(functionId);
+      if (!handler) throw new Error(`no local handler for ${functionId}`);
+      return handler;
+    };
+
+    const pollers: Array<{ start(): void; stop(): Promise<void> }> = [];
+    for (const source of resources.eventSources) {
+      const invoke = handlerOf(source.functionId);
+      if (source.kind === 'dynamodb') {
+        pollers.push(
+          new StreamPoller({
+            streams: new DynamoDBStreamsClient({}),
+            sqs: baseClients.sqs,
+            source,
+            invoke,
+            region,
+            queueUrlOf: (arn) => resources.queues.find((queue) => queue.arn === arn)?.url,
+            log,
+          }),
+        );
+      } else {
+        const queue = resources.queues.find((candidate) => candidate.arn === source.sourceArn);
+        if (!queue) throw new Error(`no local queue for ${source.sourceArn}`);
+        pollers.push(
+          new QueuePoller({
+            sqs: baseClients.sqs,
+            source,
+            queueUrl: queue.url,
+            invoke,
+            region,
+            ...(options.workerConcurrency ? { concurrency: options.workerConcurrency } : {}),
+            log,
+          }),
+        );
+      }
+    }
+
+    const timers: NodeJS.Timeout[] = [];
+    for (const schedule of resources.schedules) {
+      const invoke = handlerOf(schedule.functionId);
+      const seconds = options.sweepIntervalSeconds ?? schedule.intervalSeconds;
+      let busy = false;
+      const tick = async () => {
+        if (busy) return;
+        busy = true;
+        try {
+          await invoke({ source: 'aws.events', 'detail-type': 'Scheduled Event', detail: {} });
+        } catch (error) {
+          log(`scheduled ${schedule.functionId}: ${(error as Error).message}`);
+        } finally {
+          busy = false;
+        }
+      };
+      timers.push(setInterval(tick, seconds * 1000));
+    }
+
+    const [apiFunction] = resources.functions.filter((fn) => fn.entry === 'functions/api.ts');
+    if (!apiFunction) throw new Error('the template has no api function');
+    const apiHandler = handlerOf(apiFunction.logicalId) as (
+      event: APIGatewayProxyEvent,
+    ) => Promise<APIGatewayProxyResult>;
+    const server = createHttpServer({
+      resources: apiRoutes(template).keys(),
+      invoke: apiHandler,
+      log,
+    });
+    const port = options.port ?? 3000;
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(port, '127.0.0.1', () => resolve());
+    });
+    const address = server.address() as AddressInfo;
+    for (const poller of pollers) poller.start();
+    return new LocalStack({
+      url: `http://127.0.0.1:${address.port}`,
+      endpoint,
+      resources,
+      clients,
+      emulator,
+      server,
+      pollers,
+      timers,
+      handlers,
+    });
+  }
+
+  /** Runs a function once, as its schedule or event source would (e.g. the sweeper now). */
+  async invoke(entry: string, event: unknown = {}): Promise<unknown> {
+    const fn = this.resources.functions.find((candidate) => candidate.entry === entry);
+    const handler = fn && this.#handlers.get(fn.logicalId);
+    if (!handler) throw new Error(`no function with entry ${entry}`);
+    return handler(event);
+  }
+
+  /** Stops serving and polling, then the emulator if this stack started it. */
+  async stop(): Promise<void> {
+    for (const timer of this.#timers) clearInterval(timer);
+    await new Promise<void>((resolve) => {
+      this.#server.close(() => resolve());
+      this.#server.closeAllConnections();
+    });
+    await Promise.all(this.#pollers.map((poller) => poller.stop()));
+    await this.#emulator?.stop();
+  }
+}
+
+async function loadHandler(
+  fn: LocalFunction,
+  settings: Record<string, string | undefined>,
+  clients: Clients,
+): Promise<Handler> {
+  if (!fn.entry) throw new Error(`function ${fn.logicalId} has no lethe:entry metadata`);
+  const module = (await import(`../../${fn.entry}`)) as {
+    createHandler: (env: Record<string, string | undefined>, clients: Clients) => Handler;
+  };
+  const overrides = Object.fromEntries(
+    Object.entries({ ...LOCAL_DEFAULTS, ...settings }).filter(([, value]) => value !== undefined),
+  );
+  return module.createHandler({ ...process.env, ...fn.environment, ...overrides }, clients);
+}

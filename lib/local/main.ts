@@ -1,0 +1,70 @@
+/**
+ * `npm start`: the whole Lethe pipeline on this machine. See README.md, "Local stack".
+ *
+ *   PORT                                  HTTP API port (default 3000)
+ *   AWS_ENDPOINT_URL                      use this emulator instead of starting moto_server
+ *   LETHE_SWEEP_INTERVAL_SECONDS          seconds between sweeps (default: the stack's 5 minutes)
+ *   LETHE_STALE_AFTER_SECONDS             and every other LETHE_* setting of the functions
+ *   LETHE_LOCAL_PREFIX                    prefix of the emulator's resource names (default lethe)
+ *   LETHE_LOCAL_VISIBILITY_TIMEOUT_SECONDS   shorter redelivery than the deployed 6 minutes
+ *   LETHE_LOCAL_WORKER_CONCURRENCY        concurrent worker invocations
+ */
+import { ENV } from '../config.ts';
+import { EmulatorMissingError } from './emulator.ts';
+import { LocalStack } from './local-stack.ts';
+
+const log = (message: string) => console.error(`${new Date().toISOString()} lethe: ${message}`);
+const optionalInt = (name: string) => {
+  const value = process.env[name];
+  if (value === undefined || value === '') return undefined;
+  const number = Number(value);
+  if (!Number.isInteger(number) || number < 0) {
+    throw new Error(`${name} must be a non-negative integer (got ${value})`);
+  }
+  return number;
+};
+
+// The functions log as they would in Lambda; keep the local console readable by default.
+process.env.POWERTOOLS_LOG_LEVEL ??= process.env.LETHE_LOG_LEVEL ?? 'WARN';
+
+try {
+  const settings = Object.fromEntries(
+    Object.values(ENV)
+      .filter((name) => process.env[name] !== undefined)
+      .map((name) => [name, process.env[name]]),
+  );
+  const sweepIntervalSeconds = optionalInt('LETHE_SWEEP_INTERVAL_SECONDS');
+  const visibilityTimeoutSeconds = optionalInt('LETHE_LOCAL_VISIBILITY_TIMEOUT_SECONDS');
+  const workerConcurrency = optionalInt('LETHE_LOCAL_WORKER_CONCURRENCY');
+  const stack = await LocalStack.start({
+    port: optionalInt('PORT') ?? 3000,
+    namePrefix: process.env.LETHE_LOCAL_PREFIX ?? 'lethe',
+    settings,
+    ...(sweepIntervalSeconds ? { sweepIntervalSeconds } : {}),
+    ...(visibilityTimeoutSeconds !== undefined ? { visibilityTimeoutSeconds } : {}),
+    ...(workerConcurrency ? { workerConcurrency } : {}),
+    log,
+  });
+  const { resources } = stack;
+  log(`emulator ${stack.endpoint}`);
+  log(`table ${resources.tableName}, bucket ${resources.bucket}`);
+  log(`queues ${resources.queues.map((queue) => queue.url.split('/').at(-1)).join(', ')}`);
+  log(`API ready on ${stack.url}  (try: curl ${stack.url}/v1/health)`);
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log(`${signal}: stopping`);
+    await stack.stop();
+    process.exit(0);
+  };
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+} catch (error) {
+  if (error instanceof EmulatorMissingError) {
+    console.error(error.message);
+    process.exit(2);
+  }
+  console.error(error);
+  process.exit(1);
+}

@@ -1,0 +1,109 @@
+import {
+  DeleteMessageBatchCommand,
+  ReceiveMessageCommand,
+  type SQSClient,
+} from '@aws-sdk/client-sqs';
+import type { SQSEvent, SQSRecord } from 'aws-lambda';
+import { sleep } from '../table.ts';
+import type { LocalEventSource } from './provision.ts';
+import type { Invoke } from './stream-poller.ts';
+
+export interface QueuePollerOptions {
+  readonly sqs: SQSClient;
+  readonly source: LocalEventSource;
+  readonly queueUrl: string;
+  readonly invoke: Invoke<SQSEvent>;
+  readonly region: string;
+  /** Pollers at once; the mapping's MaximumConcurrency unless overridden. */
+  readonly concurrency?: number;
+  readonly log?: (message: string) => void;
+}
+
+/**
+ * Polls an SQS queue the way Lambda's event source mapping does: up to `BatchSize` messages
+ * per invocation, at most `MaximumConcurrency` invocations at once; successful messages are
+ * deleted, failed ones (`batchItemFailures`, or all on a throw) stay for the visibility
+ * timeout and come back, and the queue's redrive policy moves them to its DLQ.
+ */
+export class QueuePoller {
+  readonly #options: QueuePollerOptions;
+  #running = false;
+  #loops: Array<Promise<void>> = [];
+
+  constructor(options: QueuePollerOptions) {
+    this.#options = options;
+  }
+
+  get concurrency() {
+    return this.#options.concurrency ?? this.#options.source.maxConcurrency ?? 5;
+  }
+
+  start() {
+    this.#running = true;
+    this.#loops = Array.from({ length: this.concurrency }, () => this.#loop());
+  }
+
+  async stop() {
+    this.#running = false;
+    await Promise.all(this.#loops);
+  }
+
+  async #loop() {
+    const { sqs, source, queueUrl } = this.#options;
+    while (this.#running) {
+      try {
+        const { Messages = [] } = await sqs.send(
+          new ReceiveMessageCommand({
+            QueueUrl: queueUrl,
+            MaxNumberOfMessages: Math.min(10, source.batchSize),
+            WaitTimeSeconds: 1,
+            MessageSystemAttributeNames: ['All'],
+            MessageAttributeNames: ['All'],
+          }),
+        );
+        if (Messages.length === 0) continue;
+        const records: SQSRecord[] = Messages.map((message) => ({
+          messageId: message.MessageId ?? '',
+          receiptHandle: message.ReceiptHandle ?? '',
+          body: message.Body ?? '',
+          attributes: message.Attributes as unknown as SQSRecord['attributes'],
+          messageAttributes: {},
+          md5OfBody: message.MD5OfBody ?? '',
+          eventSource: 'aws:sqs',
+          eventSourceARN: source.sourceArn,
+          awsRegion: this.#options.region,
+        }));
+        const failed = await this.#invoke(records);
+        const done = records.filter((record) => !failed.has(record.messageId));
+        if (done.length > 0) {
+          await sqs.send(
+            new DeleteMessageBatchCommand({
+              QueueUrl: queueUrl,
+              Entries: done.map((record, index) => ({
+                Id: String(index),
+                ReceiptHandle: record.receiptHandle,
+              })),
+            }),
+          );
+        }
+      } catch (error) {
+        this.#options.log?.(`queue poller: ${(error as Error).message}`);
+        await sleep(500);
+      }
+    }
+  }
+
+  /** Ids of the messages that failed. */
+  async #invoke(records: SQSRecord[]): Promise<Set<string>> {
+    try {
+      const response = (await this.#options.invoke({ Records: records })) as
+        | { batchItemFailures?: Array<{ itemIdentifier: string }> }
+        | undefined;
+      if (!this.#options.source.reportBatchItemFailures) return new Set();
+      return new Set((response?.batchItemFailures ?? []).map((failure) => failure.itemIdentifier));
+    } catch (error) {
+      this.#options.log?.(`worker invocation failed: ${(error as Error).message}`);
+      return new Set(records.map((record) => record.messageId));
+    }
+  }
+}

@@ -1,0 +1,73 @@
+import type { ChainRecord, DeletionRecord, PageRecord, StreamRecord } from '../../lib/model.ts';
+
+/** Fixed values, so a test can assert exact records and command inputs. */
+export const NOW = new Date('2026-03-01T12:00:00.000Z');
+export const DELETION_ID = '3f1c2a4e-8b7d-4c6e-9a1b-2d3e4f5a6b7c';
+export const CHAIN_ID = '0123456789abcdef0123';
+export const TABLE = 'lethe-table';
+export const BUCKET = 'lethe-data';
+
+export function aStream(overrides: Partial<StreamRecord> = {}): StreamRecord {
+  const generation = overrides.generation ?? 1;
+  return {
+    type: 'STREAM',
+    tenant: 'acme',
+    stream: 'logs',
+    state: 'ACTIVE',
+    generation,
+    bucket: BUCKET,
+    prefix: `streams/acme/logs/${generation}/`,
+    createdAt: '2026-02-01T00:00:00.000Z',
+    updatedAt: '2026-02-01T00:00:00.000Z',
+    ...overrides,
+  };
+}
+
+export function aDeletion(overrides: Partial<DeletionRecord> = {}): DeletionRecord {
+  const generation = overrides.generation ?? 1;
+  return {
+    type: 'DELETION',
+    deletionId: DELETION_ID,
+    tenant: 'acme',
+    stream: 'logs',
+    generation,
+    bucket: BUCKET,
+    prefix: `streams/acme/logs/${generation}/`,
+    state: 'RUNNING',
+    round: 1,
+    attempts: 1,
+    objectsDeleted: 0,
+    bytesDeleted: 0,
+    failedObjects: 0,
+    chainsTotal: 1,
+    chainsEnded: 0,
+    pagesListed: 0,
+    pagesDone: 0,
+    requestedAt: '2026-03-01T11:00:00.000Z',
+    updatedAt: '2026-03-01T11:00:00.000Z',
+    ...overrides,
+  };
+}
+
+export function aChain(overrides: Partial<ChainRecord> = {}): ChainRecord {
+  return {
+    chainId: CHAIN_ID,
+    round: 1,
+    prefix: 'streams/acme/logs/1/dt=2026-01-01/',
+    lastPage: -1,
+    ended: false,
+    ...overrides,
+  };
+}
+
+export function aPage(overrides: Partial<PageRecord> = {}): PageRecord {
+  return {
+    chainId: CHAIN_ID,
+    round: 1,
+    page: 0,
+    lastKey: 'streams/acme/logs/1/dt=2026-01-01/c.json',
+    count: 3,
+    bytes: 60,
+    ...overrides,
+  };
+}

@@ -1,0 +1,383 @@
+import { Capture, Match } from 'aws-cdk-lib/assertions';
+import { describe, expect, it } from 'vitest';
+import { ROUTES } from '../../lib/api/routes.ts';
+import { ENV } from '../../lib/config.ts';
+import { allowedActions, allowStatements, allows, roleId } from './iam.ts';
+import {
+  ENTRIES,
+  eventSourceOf,
+  FUNCTION_NAMES,
+  getAtt,
+  logicalId,
+  methodRoutes,
+  ref,
+  resourceById,
+  resourcesOfType,
+  synthesize,
+  targetOf,
+  toNumber,
+} from './template.ts';
+
+// Prepare: one stack with every default and one with every prop set, synthesized once per file.
+const defaults = synthesize();
+const CUSTOM = {
+  bucketName: 'existing-data',
+  maxReceiveCount: 3,
+  sweepIntervalMinutes: 15,
+  workerConcurrency: 7,
+} as const;
+const custom = synthesize(CUSTOM);
+
+describe.each([
+  { stack: 'defaults', synthesized: defaults, maxReceiveCount: 5 },
+  { stack: 'maxReceiveCount: 3', synthesized: custom, maxReceiveCount: 3 },
+])('work queue with $stack', ({ synthesized, maxReceiveCount }) => {
+  it(`moves a message to the dead-letter queue after ${maxReceiveCount} receives`, () => {
+    // Act
+    const workQueue = resourceById(synthesized.template, synthesized.workQueueId);
+
+    // Assess
+    expect(synthesized.deadLetterQueueId).not.toBe(synthesized.workQueueId);
+    expect(workQueue.Properties?.RedrivePolicy).toEqual({
+      deadLetterTargetArn: getAtt(synthesized.deadLetterQueueId, 'Arn'),
+      maxReceiveCount,
+    });
+  });
+});
+
+describe('worker event source', () => {
+  const { template } = defaults;
+
+  it('consumes the work queue', () => {
+    // Act
+    const mapping = eventSourceOf(template, 'worker');
+
+    // Assess
+    expect(mapping.EventSourceArn).toEqual(getAtt(defaults.workQueueId, 'Arn'));
+  });
+
+  it('hides a message for at least six times the worker timeout', () => {
+    // Act
+    const workerTimeout = new Capture();
+    template.hasResource('AWS::Lambda::Function', {
+      Metadata: { 'lethe:entry': ENTRIES.worker },
+      Properties: { Timeout: workerTimeout },
+    });
+    const queue = resourceById(
+      template,
+      targetOf(eventSourceOf(template, 'worker').EventSourceArn),
+    );
+
+    // Assess
+    expect(toNumber(queue.Properties?.VisibilityTimeout)).toBeGreaterThanOrEqual(
+      6 * workerTimeout.asNumber(),
+    );
+  });
+
+  it('reports partial batch failures', () => {
+    // Assess
+    template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+      FunctionName: ref(defaults.fn('worker')),
+      FunctionResponseTypes: ['ReportBatchItemFailures'],
+    });
+  });
+
+  it('takes batches of 1 to 10 messages', () => {
+    // Act
+    const batchSize = toNumber(eventSourceOf(template, 'worker').BatchSize);
+
+    // Assess: more than 10 would need a batching window, which the worker does not set.
+    expect(Number.isInteger(batchSize)).toBe(true);
+    expect(batchSize).toBeGreaterThanOrEqual(1);
+    expect(batchSize).toBeLessThanOrEqual(10);
+  });
+
+  it.each([
+    { stack: 'defaults', synthesized: defaults, concurrency: 20 },
+    { stack: 'workerConcurrency: 7', synthesized: custom, concurrency: CUSTOM.workerConcurrency },
+  ])('runs at most $concurrency workers with $stack', ({ synthesized, concurrency }) => {
+    // Assess
+    synthesized.template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+      FunctionName: ref(synthesized.fn('worker')),
+      ScalingConfig: { MaximumConcurrency: concurrency },
+    });
+  });
+});
+
+describe('dispatcher event source', () => {
+  const { template } = defaults;
+  const dispatcher = () => ref(defaults.fn('dispatcher'));
+
+  it("reads the table's stream from TRIM_HORIZON", () => {
+    // Assess
+    template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+      FunctionName: dispatcher(),
+      EventSourceArn: getAtt(defaults.tableId, 'StreamArn'),
+      StartingPosition: 'TRIM_HORIZON',
+    });
+  });
+
+  it('lets through only PENDING deletions, on INSERT and MODIFY', () => {
+    // Act
+    const pattern = new Capture();
+    template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+      FunctionName: dispatcher(),
+      FilterCriteria: { Filters: [{ Pattern: pattern }] },
+    });
+    const { eventName, ...rest } = JSON.parse(pattern.asString()) as { eventName: string[] };
+
+    // Assess
+    expect([...eventName].sort()).toEqual(['INSERT', 'MODIFY']);
+    expect(rest).toEqual({
+      dynamodb: { NewImage: { type: { S: ['DELETION'] }, state: { S: ['PENDING'] } } },
+    });
+  });
+
+  it('splits a failing batch to isolate the bad record', () => {
+    // Assess
+    template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+      FunctionName: dispatcher(),
+      BisectBatchOnFunctionError: true,
+    });
+  });
+
+  it('gives up on a record after a bounded number of retries', () => {
+    // Act: absent or -1 means retrying until the record expires.
+    const retries = toNumber(eventSourceOf(template, 'dispatcher').MaximumRetryAttempts);
+
+    // Assess
+    expect(retries).toBeGreaterThanOrEqual(0);
+    expect(retries).toBeLessThanOrEqual(10);
+  });
+
+  it('sends records that exhaust their retries to the DispatchFailures queue', () => {
+    // Assess
+    template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+      FunctionName: dispatcher(),
+      DestinationConfig: { OnFailure: { Destination: getAtt(defaults.dispatchFailuresId, 'Arn') } },
+    });
+  });
+
+  it('reports partial batch failures', () => {
+    // Assess
+    template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+      FunctionName: dispatcher(),
+      FunctionResponseTypes: ['ReportBatchItemFailures'],
+    });
+  });
+});
+
+describe('table', () => {
+  it.each([
+    {
+      property: 'a stream of new and old images',
+      expected: { StreamSpecification: { StreamViewType: 'NEW_AND_OLD_IMAGES' } },
+    },
+    {
+      property: 'point-in-time recovery',
+      expected: { PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true } },
+    },
+    {
+      property: 'pk and sk keys',
+      expected: {
+        KeySchema: [
+          { AttributeName: 'pk', KeyType: 'HASH' },
+          { AttributeName: 'sk', KeyType: 'RANGE' },
+        ],
+      },
+    },
+    {
+      property: 'the sweep index on sweepPk and sweepSk',
+      expected: {
+        GlobalSecondaryIndexes: Match.arrayWith([
+          Match.objectLike({
+            IndexName: 'sweep',
+            KeySchema: [
+              { AttributeName: 'sweepPk', KeyType: 'HASH' },
+              { AttributeName: 'sweepSk', KeyType: 'RANGE' },
+            ],
+          }),
+        ]),
+      },
+    },
+    {
+      property: 'expiry on expiresAt',
+      expected: { TimeToLiveSpecification: { AttributeName: 'expiresAt', Enabled: true } },
+    },
+    { property: 'encryption at rest', expected: { SSESpecification: { SSEEnabled: true } } },
+  ])('has $property', ({ expected }) => {
+    // Assess
+    defaults.template.resourceCountIs('AWS::DynamoDB::Table', 1);
+    defaults.template.hasResourceProperties('AWS::DynamoDB::Table', expected);
+  });
+});
+
+describe('sweep schedule', () => {
+  it.each([
+    { stack: 'defaults', synthesized: defaults, expression: 'rate(5 minutes)' },
+    { stack: 'sweepIntervalMinutes: 15', synthesized: custom, expression: 'rate(15 minutes)' },
+  ])('runs the sweeper on $expression with $stack', ({ synthesized, expression }) => {
+    // Assess
+    synthesized.template.hasResourceProperties('AWS::Events::Rule', {
+      ScheduleExpression: expression,
+      State: 'ENABLED',
+      Targets: [Match.objectLike({ Arn: getAtt(synthesized.fn('sweeper'), 'Arn') })],
+    });
+  });
+
+  it('lets EventBridge invoke the sweeper from that rule only', () => {
+    // Act
+    const [[ruleId] = []] = resourcesOfType(defaults.template, 'AWS::Events::Rule');
+
+    // Assess
+    defaults.template.hasResourceProperties('AWS::Lambda::Permission', {
+      Action: 'lambda:InvokeFunction',
+      FunctionName: getAtt(defaults.fn('sweeper'), 'Arn'),
+      Principal: 'events.amazonaws.com',
+      SourceArn: getAtt(String(ruleId), 'Arn'),
+    });
+  });
+});
+
+describe('REST API', () => {
+  const methods = resourcesOfType(defaults.template, 'AWS::ApiGateway::Method');
+  const routes = methodRoutes(defaults.template);
+
+  it.each(
+    methods.map(([, method], index) => ({
+      route: routes[index],
+      authorization: method.Properties?.AuthorizationType,
+    })),
+  )('requires IAM (SigV4) on $route', ({ authorization }) => {
+    // Assess
+    expect(authorization).toBe('AWS_IAM');
+  });
+
+  it('serves exactly the routes in ROUTES', () => {
+    // Act
+    const expected = ROUTES.map((route) => `${route.method} ${route.resource}`);
+
+    // Assess
+    expect([...routes].sort()).toEqual([...expected].sort());
+  });
+});
+
+describe('least privilege', () => {
+  const { template } = defaults;
+
+  it.each([
+    { fn: 'api', action: 's3:PutObject' },
+    { fn: 'worker', action: 's3:DeleteObject' },
+  ] as const)('lets the $fn function use $action', ({ fn, action }) => {
+    // Act
+    const actions = allowedActions(template, fn);
+
+    // Assess
+    expect(allows(actions, action)).toBe(true);
+  });
+
+  it.each([
+    { fn: 'api', family: 's3:DeleteObject*' },
+    { fn: 'worker', family: 's3:PutObject*' },
+    { fn: 'dispatcher', family: 's3:PutObject*' },
+    { fn: 'dispatcher', family: 's3:DeleteObject*' },
+    { fn: 'sweeper', family: 's3:PutObject*' },
+    { fn: 'sweeper', family: 's3:DeleteObject*' },
+  ] as const)('denies the $fn function every $family action', ({ fn, family }) => {
+    // Act
+    const actions = allowedActions(template, fn);
+
+    // Assess
+    expect(actions.filter((action) => allows([action], family))).toEqual([]);
+  });
+
+  it('lets the worker delete only under the data root', () => {
+    // Act
+    const deletes = allowStatements(template, 'worker').filter((statement) =>
+      allows([statement.Action ?? []].flat(), 's3:DeleteObject*'),
+    );
+
+    // Assess
+    expect(deletes.length).toBeGreaterThan(0);
+    for (const statement of deletes) {
+      expect(statement.Resource).toEqual({
+        'Fn::Join': [
+          '',
+          [getAtt(logicalId(defaults.stack, defaults.stack.bucket), 'Arn'), '/streams/*'],
+        ],
+      });
+    }
+  });
+
+  it.each(FUNCTION_NAMES)('gives the %s role no managed policy but basic execution', (fn) => {
+    // Act: AWS managed policies cannot be read from the template, so only this one is allowed.
+    const role = resourceById(template, roleId(template, fn));
+
+    // Assess
+    expect(role.Properties?.ManagedPolicyArns).toEqual([
+      {
+        'Fn::Join': [
+          '',
+          [
+            'arn:',
+            { Ref: 'AWS::Partition' },
+            ':iam::aws:policy/service-role/AWSLambdaBasicExecutionRole',
+          ],
+        ],
+      },
+    ]);
+  });
+});
+
+describe('functions', () => {
+  it.each(
+    resourcesOfType(defaults.template, 'AWS::Lambda::Function').map(([id, fn]) => ({
+      id,
+      runtime: fn.Properties?.Runtime,
+    })),
+  )('runs $id on Node.js 22 or newer', ({ runtime }) => {
+    // Act
+    const major = /^nodejs(\d+)\.x$/.exec(String(runtime))?.[1];
+
+    // Assess
+    expect(major, `runtime ${String(runtime)}`).toBeDefined();
+    expect(Number(major)).toBeGreaterThanOrEqual(22);
+  });
+});
+
+describe('outputs', () => {
+  const { stack } = defaults;
+
+  it.each([
+    { name: 'ApiUrl', value: stack.resolve(stack.api.url) },
+    { name: 'BucketName', value: ref(logicalId(stack, stack.bucket)) },
+    { name: 'TableName', value: ref(defaults.tableId) },
+    { name: 'WorkQueueUrl', value: ref(defaults.workQueueId) },
+    { name: 'DeadLetterQueueUrl', value: ref(defaults.deadLetterQueueId) },
+    { name: 'DispatchFailuresQueueUrl', value: ref(defaults.dispatchFailuresId) },
+  ])('exports $name', ({ name, value }) => {
+    // Assess
+    defaults.template.hasOutput(name, { Value: value });
+  });
+});
+
+describe('existing bucket (bucketName)', () => {
+  it('creates no bucket', () => {
+    // Assess
+    custom.template.resourceCountIs('AWS::S3::Bucket', 0);
+    custom.template.resourceCountIs('AWS::S3::BucketPolicy', 0);
+  });
+
+  it.each(FUNCTION_NAMES)('gives the %s function the bucket name', (fn) => {
+    // Assess
+    custom.template.hasResource('AWS::Lambda::Function', {
+      Metadata: { 'lethe:entry': ENTRIES[fn] },
+      Properties: { Environment: { Variables: { [ENV.bucket]: CUSTOM.bucketName } } },
+    });
+  });
+
+  it('exports the bucket name', () => {
+    // Assess
+    custom.template.hasOutput('BucketName', { Value: CUSTOM.bucketName });
+  });
+});

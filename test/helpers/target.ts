@@ -1,0 +1,46 @@
+import { randomUUID } from 'node:crypto';
+import { S3Client } from '@aws-sdk/client-s3';
+import { inject } from 'vitest';
+import { LocalStack, type LocalStackOptions } from '../../lib/local/local-stack.ts';
+
+export interface TestTarget {
+  baseUrl: string;
+  s3: S3Client;
+  /** The in-process local stack, when the suite runs against one. */
+  local?: LocalStack;
+  stop(): Promise<void>;
+}
+
+/** Settings that make the local pipeline quick to observe in tests. */
+export const FAST_SETTINGS = {
+  LETHE_INGEST_GRACE_SECONDS: '1',
+  LETHE_STALE_AFTER_SECONDS: '5',
+  LETHE_RETRY_AFTER_SECONDS: '2',
+};
+
+/**
+ * Where the integration suite runs: the API at LETHE_TEST_API_URL (a LocalStack or real
+ * deployment) if set, otherwise a fresh local stack in this process over the suite's emulator,
+ * with its own resource names so test files never share state.
+ */
+export async function startTarget(options: LocalStackOptions = {}): Promise<TestTarget> {
+  const s3 = new S3Client({ forcePathStyle: Boolean(process.env.AWS_ENDPOINT_URL) });
+  const remote = process.env.LETHE_TEST_API_URL;
+  if (remote) return { baseUrl: remote.replace(/\/$/, ''), s3, stop: async () => {} };
+  process.env.AWS_ENDPOINT_URL = inject('awsEndpoint');
+  process.env.POWERTOOLS_LOG_LEVEL ??= 'WARN';
+  const local = await LocalStack.start({
+    port: 0,
+    namePrefix: `t${randomUUID().slice(0, 8)}`,
+    sweepIntervalSeconds: 1,
+    visibilityTimeoutSeconds: 5,
+    ...options,
+    settings: { ...FAST_SETTINGS, ...options.settings },
+  });
+  return {
+    baseUrl: local.url,
+    s3: new S3Client({ forcePathStyle: true }),
+    local,
+    stop: () => local.stop(),
+  };
+}

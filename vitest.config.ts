@@ -21,6 +21,7 @@ export default defineConfig({
           name: 'integration',
           include: ['test/integration/**/*.test.ts'],
           globalSetup: ['test/integration/global-setup.ts'],
+          setupFiles: ['test/integration/setup-env.ts'],
           testTimeout: 300_000,
           hookTimeout: 180_000,
           // The emulator is shared and slow to write: one file at a time.

@@ -143,7 +143,11 @@ export class StreamRegistry {
 
   async get(tenant: string, stream: string): Promise<StreamRecord> {
     const { Item } = await this.#client.send(
-      new GetCommand({ TableName: this.#table, Key: keys.stream(tenant, stream) }),
+      new GetCommand({
+        TableName: this.#table,
+        Key: keys.stream(tenant, stream),
+        ConsistentRead: true,
+      }),
     );
     const record = Item as StreamRecord | undefined;
     if (!record || record.state === 'DELETED') throw new StreamNotFoundError(tenant, stream);

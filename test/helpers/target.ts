@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import { S3Client } from '@aws-sdk/client-s3';
-import { inject } from 'vitest';
 import { LocalStack, type LocalStackOptions } from '../../lib/local/local-stack.ts';
 
 export interface TestTarget {
@@ -27,8 +26,6 @@ export async function startTarget(options: LocalStackOptions = {}): Promise<Test
   const s3 = new S3Client({ forcePathStyle: Boolean(process.env.AWS_ENDPOINT_URL) });
   const remote = process.env.LETHE_TEST_API_URL;
   if (remote) return { baseUrl: remote.replace(/\/$/, ''), s3, stop: async () => {} };
-  process.env.AWS_ENDPOINT_URL = inject('awsEndpoint');
-  process.env.POWERTOOLS_LOG_LEVEL ??= 'WARN';
   const local = await LocalStack.start({
     port: 0,
     namePrefix: `t${randomUUID().slice(0, 8)}`,

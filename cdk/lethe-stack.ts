@@ -160,7 +160,12 @@ export class LetheStack extends Stack {
       });
     }
     // Least privilege: only the api writes objects, and only the worker deletes them.
-    this.bucket.grantPut(api.function, dataKeys);
+    api.function.addToRolePolicy(
+      new PolicyStatement({
+        actions: ['s3:PutObject'],
+        resources: [this.bucket.arnForObjects(dataKeys)],
+      }),
+    );
     this.bucket.grantDelete(worker.function, dataKeys);
     for (const fn of [sweeper]) {
       fn.configure(

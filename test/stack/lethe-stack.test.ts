@@ -227,14 +227,15 @@ describe('sweep schedule', () => {
 
   it('lets EventBridge invoke the sweeper from that rule only', () => {
     // Act
-    const [[ruleId] = []] = resourcesOfType(defaults.template, 'AWS::Events::Rule');
+    const ruleIds = resourcesOfType(defaults.template, 'AWS::Events::Rule').map(([id]) => id);
 
     // Assess
+    expect(ruleIds).toHaveLength(1);
     defaults.template.hasResourceProperties('AWS::Lambda::Permission', {
       Action: 'lambda:InvokeFunction',
       FunctionName: getAtt(defaults.fn('sweeper'), 'Arn'),
       Principal: 'events.amazonaws.com',
-      SourceArn: getAtt(String(ruleId), 'Arn'),
+      SourceArn: getAtt(ruleIds[0] ?? '', 'Arn'),
     });
   });
 });

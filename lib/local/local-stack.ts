@@ -33,6 +33,14 @@ export interface LocalStackOptions {
 
 type Handler = (event: unknown) => Promise<unknown>;
 
+/** The handler modules a function's `lethe:entry` metadata may name. */
+const ENTRIES: Record<string, () => Promise<unknown>> = {
+  'functions/api.ts': () => import('../../functions/api.ts'),
+  'functions/dispatcher.ts': () => import('../../functions/dispatcher.ts'),
+  'functions/worker.ts': () => import('../../functions/worker.ts'),
+  'functions/sweeper.ts': () => import('../../functions/sweeper.ts'),
+};
+
 /** Settings the local stack changes from the deployed defaults, so that it is quick to watch. */
 const LOCAL_DEFAULTS: Record<string, string> = {
   [ENV.ingestGraceSeconds]: '2',
@@ -234,7 +242,9 @@ async function loadHandler(
   clients: Clients,
 ): Promise<Handler> {
   if (!fn.entry) throw new Error(`function ${fn.logicalId} has no lethe:entry metadata`);
-  const module = (await import(`../../${fn.entry}`)) as {
+  const load = ENTRIES[fn.entry];
+  if (!load) throw new Error(`no local handler module for ${fn.entry}`);
+  const module = (await load()) as {
     createHandler: (env: Record<string, string | undefined>, clients: Clients) => Handler;
   };
   const overrides = Object.fromEntries(

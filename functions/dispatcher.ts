@@ -3,8 +3,8 @@ import { dispatcherHandler } from '#lib/handlers.ts';
 import { boot, type Env } from './runtime.ts';
 
 export const createHandler = (env?: Env, clients?: Clients) => {
-  const { pipeline, logger } = boot('lethe-dispatcher', env, clients);
-  return dispatcherHandler(pipeline.dispatcher, logger);
+  const { pipeline, telemetry } = boot('lethe-dispatcher', env, clients);
+  return dispatcherHandler(pipeline.dispatcher, telemetry);
 };
 
 export const handler = createHandler();

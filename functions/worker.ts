@@ -3,8 +3,8 @@ import { workerHandler } from '#lib/handlers.ts';
 import { boot, type Env } from './runtime.ts';
 
 export const createHandler = (env?: Env, clients?: Clients) => {
-  const { pipeline, logger } = boot('lethe-worker', env, clients);
-  return workerHandler(pipeline.worker, logger);
+  const { pipeline, telemetry } = boot('lethe-worker', env, clients);
+  return workerHandler(pipeline.worker, telemetry);
 };
 
 export const handler = createHandler();

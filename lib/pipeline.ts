@@ -4,9 +4,9 @@ import type { LetheConfig } from './config.ts';
 import { Dispatcher } from './dispatch.ts';
 import { Finalizer } from './finalizer.ts';
 import { EventWriter } from './ingest.ts';
+import { ObservedProgressStore } from './observed-progress.ts';
 import { PageDeleter } from './page-deleter.ts';
 import { PageWorker } from './page-worker.ts';
-import { ProgressStore } from './progress.ts';
 import { StreamRegistry } from './registry.ts';
 import { Sweeper } from './sweeper.ts';
 import { documentClient } from './table.ts';
@@ -31,7 +31,8 @@ export function createPipeline({ config, clients, now, onUnexpectedError }: Pipe
     retryAfterSeconds: config.retryAfterSeconds,
     ...clock,
   });
-  const store = new ProgressStore({
+  // Reports each deletion's end (and its duration) to the invocation's logs and metrics.
+  const store = new ObservedProgressStore({
     tableName: config.tableName,
     client: table,
     receiptRetentionDays: config.receiptRetentionDays,

@@ -1,10 +1,5 @@
-import type { Logger } from '@aws-lambda-powertools/logger';
-import { vi } from 'vitest';
-
 /**
  * Lets a plain object of `vi.fn()`s stand in for a class: the domain classes hold `#private`
  * fields, which makes them nominal to TypeScript.
  */
 export const fake = <T>(members: Partial<T>) => members as T;
-
-export const fakeLogger = () => fake<Logger>({ info: vi.fn(), warn: vi.fn(), error: vi.fn() });

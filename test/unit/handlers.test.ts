@@ -4,10 +4,12 @@ import type { DeletionRef, Dispatcher } from '../../lib/dispatch.ts';
 import { dispatcherHandler, sweeperHandler, workerHandler } from '../../lib/handlers.ts';
 import type { WorkMessage } from '../../lib/messages.ts';
 import type { PageWorker, WorkOutcome } from '../../lib/page-worker.ts';
+import type { ProgressStore } from '../../lib/progress.ts';
 import type { Sweeper, SweepReport } from '../../lib/sweeper.ts';
 import { sqsEvent, sqsRecord, streamEvent, streamInsert } from '../helpers/events.ts';
-import { fake, fakeLogger } from '../helpers/fakes.ts';
+import { fake } from '../helpers/fakes.ts';
 import { aDeletion, aStream, CHAIN_ID, DELETION_ID } from '../helpers/records.ts';
+import { quietTelemetry } from '../helpers/telemetry.ts';
 
 const fence = { v: 1, tenant: 'acme', deletionId: DELETION_ID, generation: 1, round: 1 } as const;
 /** Records are processed concurrently: the order of the failures carries no meaning. */
@@ -22,7 +24,7 @@ describe('workerHandler', () => {
       if (message.type === 'page' && message.page === 2) throw new Error('S3 is unreachable');
       return { outcome: 'duplicate' };
     });
-    return { handle, handler: workerHandler(fake<PageWorker>({ handle }), fakeLogger()) };
+    return { handle, handler: workerHandler(fake<PageWorker>({ handle }), quietTelemetry()) };
   };
 
   it('reports exactly the messages that failed or could not be parsed', async () => {
@@ -61,7 +63,10 @@ describe('workerHandler', () => {
 describe('dispatcherHandler', () => {
   const dispatcher = () => {
     const dispatch = vi.fn(async (_ref: DeletionRef) => 'dispatched' as const);
-    return { dispatch, handler: dispatcherHandler(fake<Dispatcher>({ dispatch }), fakeLogger()) };
+    return {
+      dispatch,
+      handler: dispatcherHandler(fake<Dispatcher>({ dispatch }), quietTelemetry()),
+    };
   };
   const event = () =>
     streamEvent(
@@ -90,7 +95,11 @@ describe('dispatcherHandler', () => {
 describe('sweeperHandler', () => {
   it("returns the sweeper's report", async () => {
     const report: SweepReport = { stale: 3, resumed: 2, failed: 1, messages: 7 };
-    const handler = sweeperHandler(fake<Sweeper>({ sweep: async () => report }), fakeLogger());
+    const handler = sweeperHandler(
+      fake<Sweeper>({ sweep: async () => report }),
+      fake<ProgressStore>({ stale: async function* () {} }),
+      quietTelemetry(),
+    );
 
     const result = await handler();
 

@@ -1,0 +1,30 @@
+/**
+ * Lethe's CloudWatch metrics, shared by the functions that emit them (as EMF) and the stack
+ * that graphs and alarms on them, so neither can drift from the other.
+ */
+export const METRICS_NAMESPACE = 'Lethe';
+
+/** The one dimension of every metric: the same in every function, so alarms see one series. */
+export const METRICS_DIMENSIONS = { service: 'lethe' } as const;
+
+export const METRICS = {
+  /** Objects a page deleted, counted once however often the page was delivered. */
+  objectsDeleted: { name: 'ObjectsDeleted', unit: 'Count' },
+  bytesDeleted: { name: 'BytesDeleted', unit: 'Bytes' },
+  /** Pages deleted and counted (one DeleteObjects of up to 1,000 keys each). */
+  pagesDeleted: { name: 'PagesDeleted', unit: 'Count' },
+  /** Keys that could not be deleted (AccessDenied, Object Lock): they end in a FAILED receipt. */
+  keysFailed: { name: 'KeysFailed', unit: 'Count' },
+  /** Keys DeleteObjects was asked again after a per-key SlowDown or other transient error. */
+  keysRetried: { name: 'KeysRetried', unit: 'Count' },
+  /** AWS SDK requests retried after throttling or a 5xx (`$metadata.attempts - 1`). */
+  requestsRetried: { name: 'RequestsRetried', unit: 'Count' },
+  deletionsCompleted: { name: 'DeletionsCompleted', unit: 'Count' },
+  deletionsFailed: { name: 'DeletionsFailed', unit: 'Count' },
+  /** From the request to COMPLETED, one value per completed deletion. */
+  deletionDuration: { name: 'DeletionDuration', unit: 'Seconds' },
+  /** Emitted by every sweep: how long ago the oldest open deletion was requested (0 if none). */
+  oldestDeletionAge: { name: 'OldestDeletionAge', unit: 'Seconds' },
+} as const satisfies Record<string, { name: string; unit: 'Count' | 'Bytes' | 'Seconds' }>;
+
+export type MetricKey = keyof typeof METRICS;

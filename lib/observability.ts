@@ -1,0 +1,157 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import type { Logger } from '@aws-lambda-powertools/logger';
+import type { Metrics } from '@aws-lambda-powertools/metrics';
+import type { Context } from 'aws-lambda';
+import { METRICS, type MetricKey } from './metrics.ts';
+
+/** What a log line says about the deletion it concerns: every line carries what is known. */
+export type DeletionKeys = {
+  deletionId?: string;
+  tenant?: string;
+  stream?: string;
+  generation?: number;
+};
+
+/** One invocation, or one record of it: its logger, its deletion, its invocation's metrics. */
+interface Scope {
+  readonly logger: Logger;
+  readonly keys: DeletionKeys;
+  /** Shared by the records of one invocation; counters hold one sum, samples many values. */
+  readonly values: Map<MetricKey, number[]>;
+}
+
+/**
+ * Invocations of one handler may run concurrently in one process (the local runtime does), so
+ * their state lives in the async context of each invocation, never in a module-level object.
+ */
+const scopes = new AsyncLocalStorage<Scope>();
+
+export const keysOf = ({ deletionId, tenant, stream, generation }: DeletionKeys): DeletionKeys =>
+  Object.fromEntries(
+    Object.entries({ deletionId, tenant, stream, generation }).filter(([, v]) => v !== undefined),
+  );
+
+export interface TelemetryOptions {
+  readonly logger: Logger;
+  /** Where EMF is written; without it nothing is published (off an AWS account, in tests). */
+  readonly metrics?: Metrics;
+}
+
+/** Structured logs and EMF metrics of one function, scoped per invocation and per record. */
+export class Telemetry {
+  readonly #root: Logger;
+  readonly #metrics: Metrics | undefined;
+
+  constructor(options: TelemetryOptions) {
+    this.#root = options.logger;
+    this.#metrics = options.metrics;
+  }
+
+  /** The logger of the current invocation or record, carrying its deletion's keys. */
+  get logger(): Logger {
+    return scopes.getStore()?.logger ?? this.#root;
+  }
+
+  /**
+   * Runs one invocation with metrics of its own, published as one EMF document when it ends,
+   * whether it succeeded or threw.
+   */
+  async invocation<T>(
+    context: Context | undefined,
+    keys: DeletionKeys,
+    run: () => Promise<T>,
+  ): Promise<T> {
+    const logger = this.#root.createChild();
+    if (context) logger.addContext(context);
+    logger.appendPersistentKeys(keysOf(keys));
+    const scope: Scope = { logger, keys: keysOf(keys), values: new Map() };
+    try {
+      return await scopes.run(scope, run);
+    } finally {
+      this.#publish(scope.values);
+    }
+  }
+
+  /** Runs `run` with a logger that adds these keys, e.g. for one record of a batch. */
+  scope<T>(keys: DeletionKeys, run: () => Promise<T>): Promise<T> {
+    const parent = scopes.getStore();
+    const logger = (parent?.logger ?? this.#root).createChild();
+    const merged = { ...parent?.keys, ...keysOf(keys) };
+    logger.appendPersistentKeys(merged);
+    return scopes.run({ logger, keys: merged, values: parent?.values ?? new Map() }, run);
+  }
+
+  #publish(values: Map<MetricKey, number[]>) {
+    if (!this.#metrics || values.size === 0) return;
+    // Added and published in one synchronous step: no other invocation can interleave.
+    for (const [key, samples] of values) {
+      for (const value of samples)
+        this.#metrics.addMetric(METRICS[key].name, METRICS[key].unit, value);
+    }
+    this.#metrics.publishStoredMetrics();
+  }
+}
+
+/** Adds to a counter of the current invocation; outside one (a script, a test) it is dropped. */
+export function count(metric: MetricKey, value: number) {
+  const values = scopes.getStore()?.values;
+  if (!values || value === 0) return;
+  values.set(metric, [(values.get(metric)?.[0] ?? 0) + value]);
+}
+
+/** Records one value of a sample metric (a duration, an age) in the current invocation. */
+export function sample(metric: MetricKey, value: number) {
+  const values = scopes.getStore()?.values;
+  values?.set(metric, [...(values.get(metric) ?? []), value]);
+}
+
+/** The current invocation's logger, for code below the handlers that has none of its own. */
+export const currentLogger = (): Logger | undefined => scopes.getStore()?.logger;
+
+/**
+ * Completes the current scope's keys once its deletion has been read (a work message names
+ * the tenant, id and generation, but not the stream), so later lines carry the stream too.
+ */
+export function learn(deletion: Required<Pick<DeletionKeys, 'deletionId' | 'stream'>>) {
+  const scope = scopes.getStore();
+  if (!scope || scope.keys.deletionId !== deletion.deletionId || scope.keys.stream) return;
+  scope.keys.stream = deletion.stream;
+  scope.logger.appendPersistentKeys({ stream: deletion.stream });
+}
+
+/** The part of an SDK client's middleware stack this module uses. */
+interface RetryCountingStack {
+  add(
+    middleware: (
+      next: (args: unknown) => Promise<{ output: unknown }>,
+    ) => (args: unknown) => Promise<{ output: unknown }>,
+    options: { step: 'initialize'; name: string; override: boolean },
+  ): void;
+}
+
+const retriesOf = (response: unknown) => {
+  const attempts = (response as { $metadata?: { attempts?: number } } | undefined)?.$metadata
+    ?.attempts;
+  return attempts ? attempts - 1 : 0;
+};
+
+/**
+ * Counts the SDK's own retries (throttling, 5xx: `$metadata.attempts - 1`) of every request
+ * into the invocation that made it. Adding it twice to one client replaces it.
+ */
+export function countRetries(client: { readonly middlewareStack?: unknown }) {
+  // Every v3 client's stack has this shape; its own types are generic per service.
+  (client.middlewareStack as RetryCountingStack | undefined)?.add(
+    (next) => async (args) => {
+      try {
+        const result = await next(args);
+        count('requestsRetried', retriesOf(result.output));
+        return result;
+      } catch (error) {
+        count('requestsRetried', retriesOf(error));
+        throw error;
+      }
+    },
+    { step: 'initialize', name: 'letheCountRetries', override: true },
+  );
+}

@@ -1,0 +1,35 @@
+/** Exit codes of `lethe`, one per kind of failure a script may want to tell apart. */
+export const EXIT = {
+  ok: 0,
+  unexpected: 1,
+  usage: 2,
+  notFound: 3,
+  conflict: 4,
+  deletionFailed: 5,
+  unreachable: 6,
+  clientError: 7,
+  noCredentials: 8,
+} as const;
+
+export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
+
+/** What each code means, as `lethe --help` and the README print it. */
+export const EXIT_MEANINGS: ReadonlyArray<readonly [ExitCode, string]> = [
+  [EXIT.ok, 'success (for --wait: the deletion COMPLETED)'],
+  [EXIT.unexpected, 'unexpected error, including a 5xx from the API'],
+  [EXIT.usage, 'usage error: unknown command or option, bad name, unreadable file'],
+  [EXIT.notFound, 'not found (404): no such stream or deletion'],
+  [EXIT.conflict, 'conflict (409): the stream is being deleted, or the deletion is not retryable'],
+  [EXIT.deletionFailed, 'the deletion ended FAILED (--wait, or a FAILED receipt)'],
+  [EXIT.unreachable, 'cannot reach the endpoint (connection refused, DNS, timeout)'],
+  [EXIT.clientError, 'any other 4xx: invalid input (400), forbidden (403), too large (413)'],
+  [EXIT.noCredentials, 'no AWS credentials to sign a request to a non-loopback endpoint'],
+];
+
+/** The exit code of an HTTP error status. */
+export function exitCodeForStatus(status: number): ExitCode {
+  if (status === 404) return EXIT.notFound;
+  if (status === 409) return EXIT.conflict;
+  if (status >= 400 && status < 500) return EXIT.clientError;
+  return EXIT.unexpected;
+}

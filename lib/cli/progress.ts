@@ -1,0 +1,153 @@
+/** A terminal or a pipe: progress is redrawn in place on a TTY, printed as lines elsewhere. */
+export interface Output {
+  write(chunk: string): unknown;
+  readonly isTTY?: boolean;
+  readonly columns?: number;
+}
+
+export interface ProgressSnapshot {
+  readonly state: string;
+  readonly objectsDeleted: number;
+  /** Objects to delete in all, when the API reports it; without it there is no ETA. */
+  readonly total?: number | undefined;
+}
+
+export const formatCount = (value: number) => Math.round(value).toLocaleString('en-US');
+
+export function formatDuration(ms: number): string {
+  const seconds = Math.max(0, Math.round(ms / 1000));
+  if (seconds < 60) return `${seconds}s`;
+  const minutes = Math.floor(seconds / 60);
+  if (minutes < 60) return `${minutes}m${String(seconds % 60).padStart(2, '0')}s`;
+  return `${Math.floor(minutes / 60)}h${String(minutes % 60).padStart(2, '0')}m`;
+}
+
+export function formatBytes(bytes: number): string {
+  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
+  let value = bytes;
+  let unit = 0;
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit++;
+  }
+  return unit === 0 ? `${value} B` : `${value.toFixed(1)} ${units[unit]}`;
+}
+
+/** Objects per second over a sliding window of samples, so a stall shows as a falling rate. */
+export class RateMeter {
+  readonly #windowMs: number;
+  readonly #samples: Array<{ at: number; count: number }> = [];
+
+  constructor(windowMs = 10_000) {
+    this.#windowMs = windowMs;
+  }
+
+  add(at: number, count: number): void {
+    this.#samples.push({ at, count });
+    // Keep one sample at or before the window's start, so the window is always covered.
+    while (this.#samples.length > 2 && (this.#samples[1]?.at ?? at) <= at - this.#windowMs) {
+      this.#samples.shift();
+    }
+  }
+
+  /** undefined until two samples some time apart exist. */
+  perSecond(): number | undefined {
+    const first = this.#samples[0];
+    const last = this.#samples.at(-1);
+    if (!first || !last || last.at <= first.at) return undefined;
+    return ((last.count - first.count) * 1000) / (last.at - first.at);
+  }
+}
+
+export const BAR_WIDTH = 20;
+
+/** A filling bar when the total is known, otherwise a block bouncing with each redraw. */
+export function renderBar(fraction: number | undefined, tick: number, width = BAR_WIDTH): string {
+  if (fraction !== undefined) {
+    const filled = Math.min(width, Math.max(0, Math.floor(fraction * width)));
+    return `[${'█'.repeat(filled)}${'░'.repeat(width - filled)}]`;
+  }
+  const block = 3;
+  const span = width - block;
+  const step = tick % (2 * span);
+  const offset = step <= span ? step : 2 * span - step;
+  return `[${' '.repeat(offset)}${'█'.repeat(block)}${' '.repeat(span - offset)}]`;
+}
+
+export interface ProgressView {
+  readonly snapshot: ProgressSnapshot;
+  readonly elapsedMs: number;
+  readonly perSecond: number | undefined;
+}
+
+/** The parts every progress line shows: count, rate, ETA (only with a total and a rate). */
+function parts({ snapshot, elapsedMs, perSecond }: ProgressView): string[] {
+  const { objectsDeleted, total } = snapshot;
+  const count =
+    total === undefined
+      ? `${formatCount(objectsDeleted)} objects deleted`
+      : `${formatCount(objectsDeleted)}/${formatCount(total)} objects deleted`;
+  const rate = perSecond === undefined ? '- objects/s' : `${formatCount(perSecond)} objects/s`;
+  const shown = [snapshot.state, count, rate, `elapsed ${formatDuration(elapsedMs)}`];
+  if (total !== undefined && perSecond !== undefined && perSecond > 0) {
+    shown.push(`ETA ${formatDuration((Math.max(0, total - objectsDeleted) / perSecond) * 1000)}`);
+  }
+  return shown;
+}
+
+export function renderProgressLine(view: ProgressView, tick: number): string {
+  const { objectsDeleted, total } = view.snapshot;
+  const fraction = total ? Math.min(1, objectsDeleted / total) : undefined;
+  const percent =
+    fraction === undefined ? '' : ` ${String(Math.floor(fraction * 100)).padStart(3)}%`;
+  return `${renderBar(fraction, tick)}${percent}  ${parts(view).join('  ')}`;
+}
+
+export const renderPlainLine = (view: ProgressView) => `lethe: ${parts(view).join(', ')}`;
+
+export interface ProgressReporterOptions {
+  readonly output: Output;
+  /** Milliseconds since some fixed point. */
+  readonly now: () => number;
+  /** Least time between two lines when the output is not a TTY. @default 5000 */
+  readonly plainIntervalMs?: number;
+}
+
+/** Shows a deletion's progress: redrawn in place on a TTY, a line now and then elsewhere. */
+export class ProgressReporter {
+  readonly #output: Output;
+  readonly #now: () => number;
+  readonly #plainIntervalMs: number;
+  readonly #meter = new RateMeter();
+  readonly #startedAt: number;
+  #tick = 0;
+  #lastPlain: { at: number; state: string } | undefined;
+
+  constructor(options: ProgressReporterOptions) {
+    this.#output = options.output;
+    this.#now = options.now;
+    this.#plainIntervalMs = options.plainIntervalMs ?? 5_000;
+    this.#startedAt = options.now();
+  }
+
+  update(snapshot: ProgressSnapshot): void {
+    const at = this.#now();
+    this.#meter.add(at, snapshot.objectsDeleted);
+    const view = { snapshot, elapsedMs: at - this.#startedAt, perSecond: this.#meter.perSecond() };
+    if (this.#output.isTTY) {
+      const line = renderProgressLine(view, this.#tick++);
+      const columns = this.#output.columns ?? 80;
+      this.#output.write(`\r${line.slice(0, Math.max(1, columns - 1))}\x1b[K`);
+      return;
+    }
+    const last = this.#lastPlain;
+    if (last && last.state === snapshot.state && at - last.at < this.#plainIntervalMs) return;
+    this.#lastPlain = { at, state: snapshot.state };
+    this.#output.write(`${renderPlainLine(view)}\n`);
+  }
+
+  /** Clears the bar so the final line starts on a clean line. */
+  finish(): void {
+    if (this.#output.isTTY) this.#output.write('\r\x1b[K');
+  }
+}

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { S3Client } from '@aws-sdk/client-s3';
+import { failpoint } from './failpoints.ts';
 import type { Finalizer } from './finalizer.ts';
 import { fenceOf, type PageMessage } from './messages.ts';
 import type { ChainRecord, DeletionRecord } from './model.ts';
@@ -60,7 +61,9 @@ export class Dispatcher {
       await this.#finalizer.finalize(deletion);
       return 'empty';
     }
+    failpoint('dispatcher.before-enqueue');
     await this.startChains(deletion, (chain) => chain.lastPage === -1 && !chain.ended);
+    failpoint('dispatcher.after-enqueue');
     return 'dispatched';
   }
 

@@ -1,4 +1,5 @@
 import type { S3Client } from '@aws-sdk/client-s3';
+import { failpoint } from './failpoints.ts';
 import { fenceOf } from './messages.ts';
 import type { DeletionRecord } from './model.ts';
 import { firstPage } from './pager.ts';
@@ -69,11 +70,13 @@ export class Finalizer {
       await this.#queue.send([{ ...fenceOf(deletion), type: 'finalize' }], waitMs / 1000);
       return 'delayed';
     }
+    failpoint('finalize.before-verify');
     const listing = await firstPage(
       { client: this.#s3, pageSize: 1 },
       { Bucket: deletion.bucket, Prefix: deletion.prefix },
     );
     if (listing.objects.length === 0) {
+      failpoint('finalize.after-verify');
       return (await this.#store.complete(deletion)) === 'recorded' ? 'completed' : 'fenced';
     }
     if (deletion.failedObjects > 0) {

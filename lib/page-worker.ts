@@ -1,4 +1,5 @@
 import type { S3Client } from '@aws-sdk/client-s3';
+import { failpoint } from './failpoints.ts';
 import type { Finalizer } from './finalizer.ts';
 import { fenceOf, type PageMessage, type WorkMessage } from './messages.ts';
 import type { ChainRecord, DeletionRecord, PageRecord } from './model.ts';
@@ -73,6 +74,7 @@ export class PageWorker {
       { Bucket: deletion.bucket, Prefix: chain.prefix, StartAfter: chain.lastKey },
     );
     for (const object of listing.objects) assertInside(object.key, deletion.prefix);
+    failpoint('worker.after-list');
     const ended = !listing.truncated;
     const page = pageOf(chain, message.page, listing.objects);
     const outcome = await this.#store.recordListing(deletion, chain, message.page, page, ended);
@@ -82,6 +84,7 @@ export class PageWorker {
       await this.#finalizer.finalizeIfReady(deletion);
       return { outcome: 'chain-ended' };
     }
+    failpoint('worker.before-next-page');
     // Pipelining: the next page is listed by another worker while this one deletes.
     if (!ended) await this.#sendPage(deletion, chain, message.page + 1);
     return this.#deleteAndCount(deletion, page, listing.objects);
@@ -90,7 +93,11 @@ export class PageWorker {
   /** Finishes a page that was listed before (a redelivery after a crash, or a duplicate). */
   async #resume(deletion: DeletionRecord, seen: ChainRecord, pageNumber: number) {
     const page = await this.#store.getPage(deletion, seen.chainId, pageNumber);
-    if (!page) return { outcome: 'duplicate' } as const;
+    if (!page) {
+      // Counted already; if the run that counted it died before finalizing, finalize now.
+      await this.#finalizer.finalizeIfReady(deletion);
+      return { outcome: 'duplicate' } as const;
+    }
     const chain = (await this.#store.getChain(deletion, seen.chainId)) ?? seen;
     if (chain.lastPage === pageNumber && !chain.ended) {
       await this.#sendPage(deletion, chain, pageNumber + 1);
@@ -111,6 +118,7 @@ export class PageWorker {
     objects: ListedObject[],
   ): Promise<WorkOutcome> {
     const result = await this.#deleter.deletePage(deletion.bucket, objects);
+    failpoint('worker.after-delete');
     if (result.failures.length > 0) await this.#store.recordFailures(deletion, result.failures);
     // Counted from the listing that created the page, so a resumed page counts keys that an
     // earlier attempt deleted, and a duplicate counts nothing.

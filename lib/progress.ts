@@ -307,9 +307,7 @@ export class ProgressStore {
         },
       },
     };
-    const outcome = await this.#transact([finish, freeName], { 1: 'duplicate' });
-    // The stream no longer points at this deletion (never expected): finish the receipt alone.
-    return outcome === 'duplicate' ? this.#transact([finish], {}) : outcome;
+    return this.#transact([finish, freeName], {});
   }
 
   /** Ends a deletion as FAILED; its stream stays DELETING until a retry completes it. */

@@ -13,6 +13,7 @@ import {
   StreamDeletingError,
   StreamNotFoundError,
 } from './errors.ts';
+import { failpoint } from './failpoints.ts';
 import {
   type DeletionRecord,
   type KeyFailure,
@@ -277,6 +278,7 @@ export class StreamRegistry {
             ],
           }),
         );
+        failpoint('api.after-tombstone');
         return { created: true, deletion };
       } catch (error) {
         const cancellation = cancellationOf(error);

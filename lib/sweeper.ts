@@ -1,4 +1,5 @@
 import type { Dispatcher } from './dispatch.ts';
+import { failpoint } from './failpoints.ts';
 import { type Finalizer, isReadyToVerify } from './finalizer.ts';
 import { fenceOf } from './messages.ts';
 import type { DeletionRecord } from './model.ts';
@@ -55,6 +56,7 @@ export class Sweeper {
       report.stale++;
       const claimed = await this.#store.claimStale(seen);
       if (!claimed) continue;
+      failpoint('sweeper.after-claim');
       if (claimed.attempts > this.#maxAttempts) {
         const reason = {
           code: 'Stalled',

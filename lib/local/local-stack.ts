@@ -10,6 +10,7 @@ import { type LocalFunction, type LocalResources, provision } from './provision.
 import { QueuePoller } from './queue-poller.ts';
 import { StreamPoller } from './stream-poller.ts';
 import { apiRoutes, synthesizeTemplate } from './template.ts';
+import { serializeTransactions } from './transaction-lock.ts';
 
 export interface LocalStackOptions {
   /** An emulator to use; without one, `moto_server` is started on a free port. */
@@ -116,6 +117,7 @@ export class LocalStack {
   ): Promise<LocalStack> {
     const template = synthesizeTemplate();
     const baseClients = createClients(process.env);
+    serializeTransactions(baseClients.dynamodb);
     const clients = options.wrapClients?.(baseClients) ?? baseClients;
     const resources = await provision(template, baseClients, {
       namePrefix: options.namePrefix ?? 'lethe',

@@ -8,8 +8,10 @@
  *   LETHE_LOCAL_PREFIX                    prefix of the emulator's resource names (default lethe)
  *   LETHE_LOCAL_VISIBILITY_TIMEOUT_SECONDS   shorter redelivery than the deployed 6 minutes
  *   LETHE_LOCAL_WORKER_CONCURRENCY        concurrent worker invocations
+ *   LETHE_FAILPOINTS                      failpoints to arm, e.g. worker.after-delete=crash
  */
 import { ENV } from '../config.ts';
+import { armFromSpec } from '../failpoints.ts';
 import { EmulatorMissingError } from './emulator.ts';
 import { LocalStack } from './local-stack.ts';
 
@@ -28,6 +30,7 @@ const optionalInt = (name: string) => {
 process.env.POWERTOOLS_LOG_LEVEL ??= process.env.LETHE_LOG_LEVEL ?? 'WARN';
 
 try {
+  armFromSpec(process.env.LETHE_FAILPOINTS);
   const settings = Object.fromEntries(
     Object.values(ENV)
       .filter((name) => process.env[name] !== undefined)

@@ -1,0 +1,189 @@
+import { describe, expect, it } from 'vitest';
+import {
+  formatBytes,
+  formatDuration,
+  ProgressReporter,
+  RateMeter,
+  renderBar,
+  renderPlainLine,
+  renderProgressLine,
+} from '../../../lib/cli/progress.ts';
+import { memoryOutput } from '../../helpers/cli.ts';
+
+describe.each<[number, string]>([
+  [0, '0s'],
+  [1_499, '1s'],
+  [59_000, '59s'],
+  [61_000, '1m01s'],
+  [3_600_000, '1h00m'],
+  [5_430_000, '1h30m'],
+])('formatDuration(%i)', (ms, text) => {
+  it(`is ${text}`, () => expect(formatDuration(ms)).toBe(text));
+});
+
+describe.each<[number, string]>([
+  [0, '0 B'],
+  [1023, '1023 B'],
+  [1536, '1.5 KiB'],
+  [5 * 1024 ** 3, '5.0 GiB'],
+])('formatBytes(%i)', (bytes, text) => {
+  it(`is ${text}`, () => expect(formatBytes(bytes)).toBe(text));
+});
+
+describe('the bar', () => {
+  it('fills in proportion to the share of objects deleted', () => {
+    expect(renderBar(0.5, 0, 10)).toBe('[█████░░░░░]');
+    expect(renderBar(1, 0, 10)).toBe('[██████████]');
+    expect(renderBar(0, 0, 10)).toBe('[░░░░░░░░░░]');
+  });
+
+  it('bounces a block from end to end when the total is unknown', () => {
+    // Act
+    const frames = [0, 1, 7, 8, 14, 15].map((tick) => renderBar(undefined, tick, 10));
+
+    // Assess
+    expect(frames).toEqual([
+      '[███       ]',
+      '[ ███      ]',
+      '[       ███]',
+      '[      ███ ]',
+      '[███       ]',
+      '[ ███      ]',
+    ]);
+  });
+});
+
+describe('the rate', () => {
+  it('is unknown from a single sample', () => {
+    // Prepare
+    const meter = new RateMeter();
+
+    // Act
+    meter.add(0, 100);
+
+    // Assess
+    expect(meter.perSecond()).toBeUndefined();
+  });
+
+  it('counts objects per second over the last window, so a stall brings it down', () => {
+    // Prepare
+    const meter = new RateMeter(10_000);
+    meter.add(0, 0);
+    meter.add(5_000, 5_000);
+    meter.add(10_000, 10_000);
+    expect(meter.perSecond()).toBe(1_000);
+
+    // Act: nothing more deleted for 10 seconds
+    meter.add(15_000, 10_000);
+    meter.add(20_000, 10_000);
+
+    // Assess
+    expect(meter.perSecond()).toBe(0);
+  });
+});
+
+describe('a progress line', () => {
+  it('shows the share, count, rate and ETA when the total is known', () => {
+    // Act
+    const line = renderProgressLine(
+      {
+        snapshot: { state: 'RUNNING', objectsDeleted: 2_500, total: 10_000 },
+        elapsedMs: 5_000,
+        perSecond: 500,
+      },
+      0,
+    );
+
+    // Assess
+    expect(line).toBe(
+      '[█████░░░░░░░░░░░░░░░]  25%  RUNNING  2,500/10,000 objects deleted  500 objects/s  elapsed 5s  ETA 15s',
+    );
+  });
+
+  it('shows no ETA when the total is unknown', () => {
+    // Act
+    const line = renderProgressLine(
+      { snapshot: { state: 'RUNNING', objectsDeleted: 2_500 }, elapsedMs: 65_000, perSecond: 38.4 },
+      2,
+    );
+
+    // Assess
+    expect(line).toBe(
+      '[  ███               ]  RUNNING  2,500 objects deleted  38 objects/s  elapsed 1m05s',
+    );
+  });
+
+  it('shows no ETA while the rate is zero', () => {
+    // Act
+    const line = renderPlainLine({
+      snapshot: { state: 'RUNNING', objectsDeleted: 0, total: 10 },
+      elapsedMs: 1_000,
+      perSecond: 0,
+    });
+
+    // Assess
+    expect(line).toBe('lethe: RUNNING, 0/10 objects deleted, 0 objects/s, elapsed 1s');
+  });
+});
+
+describe('the reporter', () => {
+  it('redraws one line in place on a TTY, with the rate from the fake clock', () => {
+    // Prepare
+    let now = 1_000;
+    const output = memoryOutput({ isTTY: true, columns: 200 });
+    const reporter = new ProgressReporter({ output, now: () => now });
+
+    // Act
+    reporter.update({ state: 'PENDING', objectsDeleted: 0 });
+    now += 2_000;
+    reporter.update({ state: 'RUNNING', objectsDeleted: 3_000 });
+    reporter.finish();
+
+    // Assess
+    expect(output.chunks).toEqual([
+      '\r[███                 ]  PENDING  0 objects deleted  - objects/s  elapsed 0s\x1b[K',
+      '\r[ ███                ]  RUNNING  3,000 objects deleted  1,500 objects/s  elapsed 2s\x1b[K',
+      '\r\x1b[K',
+    ]);
+  });
+
+  it('cuts the line to the width of the terminal', () => {
+    // Prepare
+    const output = memoryOutput({ isTTY: true, columns: 31 });
+    const reporter = new ProgressReporter({ output, now: () => 0 });
+
+    // Act
+    reporter.update({ state: 'RUNNING', objectsDeleted: 7 });
+
+    // Assess
+    expect(output.chunks).toEqual(['\r[███                 ]  RUNNIN\x1b[K']);
+  });
+
+  it('prints a plain line at most every interval when not a TTY, and at every change of state', () => {
+    // Prepare
+    let now = 0;
+    const output = memoryOutput({ isTTY: false });
+    const reporter = new ProgressReporter({ output, now: () => now, plainIntervalMs: 5_000 });
+
+    // Act: one read a second
+    reporter.update({ state: 'PENDING', objectsDeleted: 0 });
+    for (const objectsDeleted of [0, 100, 200, 300, 400, 500, 600]) {
+      now += 1_000;
+      reporter.update({ state: 'RUNNING', objectsDeleted });
+    }
+    now += 1_000;
+    reporter.update({ state: 'COMPLETED', objectsDeleted: 700 });
+    reporter.finish();
+
+    // Assess
+    expect(output.text()).toBe(
+      [
+        'lethe: PENDING, 0 objects deleted, - objects/s, elapsed 0s',
+        'lethe: RUNNING, 0 objects deleted, 0 objects/s, elapsed 1s',
+        'lethe: RUNNING, 500 objects deleted, 83 objects/s, elapsed 6s',
+        'lethe: COMPLETED, 700 objects deleted, 88 objects/s, elapsed 8s',
+        '',
+      ].join('\n'),
+    );
+  });
+});

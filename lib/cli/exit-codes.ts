@@ -23,7 +23,10 @@ export const EXIT_MEANINGS: ReadonlyArray<readonly [ExitCode, string]> = [
   [EXIT.deletionFailed, 'the deletion ended FAILED (--wait, or a FAILED receipt)'],
   [EXIT.unreachable, 'cannot reach the endpoint (connection refused, DNS, timeout)'],
   [EXIT.clientError, 'any other 4xx: invalid input (400), forbidden (403), too large (413)'],
-  [EXIT.noCredentials, 'no AWS credentials to sign a request to a non-loopback endpoint'],
+  [
+    EXIT.noCredentials,
+    'no AWS credentials (or region) to sign a request to a non-loopback endpoint',
+  ],
 ];
 
 /** The exit code of an HTTP error status. */

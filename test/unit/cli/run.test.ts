@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { UsageError } from '../../../lib/cli/args.ts';
 import { EXIT_MEANINGS } from '../../../lib/cli/exit-codes.ts';
@@ -143,6 +144,18 @@ describe('lethe', () => {
     expect(EXIT_MEANINGS.map(([exit]) => exit)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8]);
     for (const [exit, meaning] of EXIT_MEANINGS)
       expect(stdout.text()).toContain(`  ${exit}  ${meaning}\n`);
+  });
+
+  it('documents the same exit codes in the README', () => {
+    // Prepare
+    const readme = readFileSync(new URL('../../../README.md', import.meta.url), 'utf8');
+    const rows = [...readme.matchAll(/^\| (\d) +\| (.+?) +\|$/gm)].map((row) => [
+      Number(row[1]),
+      row[2],
+    ]);
+
+    // Assess
+    expect(rows).toEqual(EXIT_MEANINGS.map(([exit, meaning]) => [exit, meaning]));
   });
 
   it('talks to the local stack when no endpoint is given and no stack is deployed', async () => {

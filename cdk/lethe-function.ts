@@ -1,5 +1,5 @@
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
-import { Architecture, type CfnFunction, Runtime } from 'aws-cdk-lib/aws-lambda';
+import { Architecture, type CfnFunction, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
@@ -20,8 +20,8 @@ export interface LetheFunctionProps {
 const ROOT = new URL('..', import.meta.url).pathname;
 
 /**
- * Every Lethe function: Node.js 22 on arm64, bundled as ESM with source maps, with its own
- * log group. `bind` sets a setting's environment variable and grants in one call.
+ * Every Lethe function: Node.js 24 on arm64, bundled as ESM with source maps, with its own
+ * log group and X-Ray tracing. `bind` sets a setting's environment variable and grants in one call.
  */
 export class LetheFunction extends Construct {
   public readonly function: NodejsFunction;
@@ -36,18 +36,19 @@ export class LetheFunction extends Construct {
       entry: `${ROOT}${props.entry}`,
       projectRoot: ROOT,
       depsLockFilePath: `${ROOT}package-lock.json`,
-      runtime: Runtime.NODEJS_22_X,
+      runtime: Runtime.NODEJS_24_X,
       architecture: Architecture.ARM_64,
       timeout: props.timeout ?? Duration.seconds(30),
       memorySize: props.memorySize ?? 256,
       logGroup,
+      tracing: Tracing.ACTIVE,
       environment: {
         NODE_OPTIONS: '--enable-source-maps',
         POWERTOOLS_LOG_LEVEL: 'INFO',
       },
       bundling: {
         format: OutputFormat.ESM,
-        target: 'node22',
+        target: 'node24',
         sourceMap: true,
         minify: true,
         // Some dependencies still call require(); give the ESM bundle one.

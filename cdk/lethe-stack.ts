@@ -1,11 +1,5 @@
 import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
-import {
-  AuthorizationType,
-  LambdaIntegration,
-  type Resource,
-  ResponseType,
-  RestApi,
-} from 'aws-cdk-lib/aws-apigateway';
+import type { RestApi } from 'aws-cdk-lib/aws-apigateway';
 import {
   AttributeType,
   BillingMode,
@@ -28,9 +22,12 @@ import {
 } from 'aws-cdk-lib/aws-s3';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
-import { ROUTES } from '../lib/api/routes.ts';
 import { DEFAULTS } from '../lib/config.ts';
 import { LetheFunction } from './lethe-function.ts';
+import { LetheMonitoring } from './monitoring.ts';
+import { acknowledgeNagFindings } from './nag-suppressions.ts';
+import { letheRestApi } from './rest-api.ts';
+import { TenantAccess, tenantInvokeStatements } from './tenant-access.ts';
 
 export interface LetheStackProps extends StackProps {
   /** Use this existing bucket for stream data instead of creating one. @default a new bucket */
@@ -47,8 +44,17 @@ export interface LetheStackProps extends StackProps {
   readonly workerConcurrency?: number;
   /** Deliveries of a work message before it moves to the dead-letter queue. @default 5 */
   readonly maxReceiveCount?: number;
-  /** Days a finished receipt stays readable. @default 365 */
+  /** Days a finished receipt stays readable, 1 to 36,500. @default 365 */
   readonly receiptRetentionDays?: number;
+  /** Alarm when a deletion has been open (PENDING or RUNNING) longer than this. @default 6 hours */
+  readonly maxDeletionAge?: Duration;
+  /** Subscribe this address to every alarm through an encrypted SNS topic. @default no topic */
+  readonly alarmEmail?: string;
+  /**
+   * API Gateway access and error logs. They need the account's API Gateway CloudWatch role
+   * (README, "Deploying"); turn them off in an account without one. @default true
+   */
+  readonly apiLogging?: boolean;
 }
 
 /** Name of the table's sparse index of open deletions, keyed by their last progress. */
@@ -58,6 +64,8 @@ const WORKER_TIMEOUT = Duration.seconds(60);
 
 /** Lethe: the API, the tombstone table, the work queue and the four functions. */
 export class LetheStack extends Stack {
+  /** First path segment of every stream location. */
+  public readonly dataRoot: string;
   public readonly table: Table;
   public readonly bucket: IBucket;
   public readonly workQueue: Queue;
@@ -65,10 +73,24 @@ export class LetheStack extends Stack {
   public readonly dispatchFailures: Queue;
   public readonly api: RestApi;
   public readonly functions: Record<'api' | 'dispatcher' | 'worker' | 'sweeper', LetheFunction>;
+  public readonly monitoring: LetheMonitoring;
+  public readonly tenantAccess: TenantAccess;
 
   constructor(scope: Construct, id: string, props: LetheStackProps = {}) {
     super(scope, id, props);
     const dataRoot = props.dataRoot ?? DEFAULTS.dataRoot;
+    this.dataRoot = dataRoot;
+    const receiptRetentionDays = props.receiptRetentionDays ?? DEFAULTS.receiptRetentionDays;
+    if (
+      !Number.isInteger(receiptRetentionDays) ||
+      receiptRetentionDays < 1 ||
+      receiptRetentionDays > 36_500
+    ) {
+      throw new Error(
+        `receiptRetentionDays must be an integer from 1 to 36500 (got ${receiptRetentionDays})`,
+      );
+    }
+    const sweepInterval = Duration.minutes(props.sweepIntervalMinutes ?? 5);
     const dataKeys = `${dataRoot}/*`;
 
     this.table = new Table(this, 'Table', {
@@ -148,10 +170,7 @@ export class LetheStack extends Stack {
       fn.bind('tableName', this.table.tableName, (f) => this.table.grantReadWriteData(f))
         .configure('bucket', this.bucket.bucketName)
         .configure('dataRoot', dataRoot)
-        .configure(
-          'receiptRetentionDays',
-          props.receiptRetentionDays ?? DEFAULTS.receiptRetentionDays,
-        );
+        .configure('receiptRetentionDays', receiptRetentionDays);
     }
     for (const fn of [dispatcher, worker, sweeper]) {
       fn.bind('queueUrl', this.workQueue.queueUrl, (f) => {
@@ -166,7 +185,13 @@ export class LetheStack extends Stack {
         resources: [this.bucket.arnForObjects(dataKeys)],
       }),
     );
-    this.bucket.grantDelete(worker.function, dataKeys);
+    // DeleteObjects needs s3:DeleteObject per key; no other delete (versions, tagging) is used.
+    worker.function.addToRolePolicy(
+      new PolicyStatement({
+        actions: ['s3:DeleteObject'],
+        resources: [this.bucket.arnForObjects(dataKeys)],
+      }),
+    );
     for (const fn of [sweeper]) {
       fn.configure(
         'staleAfterSeconds',
@@ -204,36 +229,27 @@ export class LetheStack extends Stack {
       }),
     );
     new Rule(this, 'SweepSchedule', {
-      schedule: Schedule.rate(Duration.minutes(props.sweepIntervalMinutes ?? 5)),
+      schedule: Schedule.rate(sweepInterval),
       targets: [new LambdaFunction(sweeper.function)],
     });
 
-    this.api = new RestApi(this, 'HttpApi', {
-      description: 'Lethe: instant, durable, verifiable deletion of stream data',
-      // AWS::ApiGateway::Account is account-wide state; leave it to the account's owner.
-      cloudWatchRole: false,
-      deployOptions: { stageName: 'prod' },
-      defaultMethodOptions: { authorizationType: AuthorizationType.IAM },
+    const apiLogging = props.apiLogging ?? true;
+    this.api = letheRestApi(this, 'HttpApi', { handler: api.function, logging: apiLogging });
+
+    this.monitoring = new LetheMonitoring(this, 'Monitoring', {
+      workQueue: this.workQueue,
+      deadLetterQueue: this.deadLetterQueue,
+      dispatchFailures: this.dispatchFailures,
+      api: this.api,
+      functions: Object.fromEntries(
+        Object.entries(this.functions).map(([name, fn]) => [name, fn.function]),
+      ),
+      sweepInterval,
+      maxDeletionAge: props.maxDeletionAge ?? Duration.hours(6),
+      ...(props.alarmEmail ? { alarmEmail: props.alarmEmail } : {}),
     });
-    const errorBody = {
-      'application/json':
-        '{"error":{"code":"$context.error.responseType","message":$context.error.messageString}}',
-    };
-    this.api.addGatewayResponse('Default4xx', {
-      type: ResponseType.DEFAULT_4XX,
-      templates: errorBody,
-    });
-    this.api.addGatewayResponse('Default5xx', {
-      type: ResponseType.DEFAULT_5XX,
-      templates: errorBody,
-    });
-    const integration = new LambdaIntegration(api.function, {
-      allowTestInvoke: false,
-      scopePermissionToMethod: false,
-    });
-    for (const route of ROUTES) {
-      resourceAt(this.api.root, route.resource).addMethod(route.method, integration);
-    }
+    this.tenantAccess = new TenantAccess(this, 'TenantAccess', { api: this.api });
+    acknowledgeNagFindings(this, { apiLogging });
 
     new CfnOutput(this, 'ApiUrl', { value: this.api.url });
     new CfnOutput(this, 'BucketName', { value: this.bucket.bucketName });
@@ -241,12 +257,18 @@ export class LetheStack extends Stack {
     new CfnOutput(this, 'WorkQueueUrl', { value: this.workQueue.queueUrl });
     new CfnOutput(this, 'DeadLetterQueueUrl', { value: this.deadLetterQueue.queueUrl });
     new CfnOutput(this, 'DispatchFailuresQueueUrl', { value: this.dispatchFailures.queueUrl });
+    new CfnOutput(this, 'DashboardName', { value: this.monitoring.dashboard.dashboardName });
+    new CfnOutput(this, 'TenantInvokePolicyArn', {
+      description: `Attach to a principal tagged lethe-tenant=<tenant>: it may call only that tenant's routes`,
+      value: this.tenantAccess.policy.managedPolicyArn,
+    });
+    if (this.monitoring.topic) {
+      new CfnOutput(this, 'AlarmTopicArn', { value: this.monitoring.topic.topicArn });
+    }
   }
-}
 
-function resourceAt(root: Resource | RestApi['root'], path: string) {
-  return path
-    .split('/')
-    .filter(Boolean)
-    .reduce((parent, part) => parent.getResource(part) ?? parent.addResource(part), root);
+  /** For one role per tenant: statements that let a principal call only this tenant's routes. */
+  tenantInvokeStatements(tenant: string): PolicyStatement[] {
+    return tenantInvokeStatements(this.api, tenant);
+  }
 }

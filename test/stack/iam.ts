@@ -87,3 +87,9 @@ export function grants(pattern: string, action: string): boolean {
 export function allows(patterns: readonly string[], action: string): boolean {
   return patterns.some((pattern) => grants(pattern, action));
 }
+
+/** Whether an IAM resource pattern matches an ARN: `*` any run, `?` one character, case kept. */
+export function resourceMatches(pattern: string, arn: string): boolean {
+  const escaped = pattern.replace(/[.+^${}()|[\]\\]/g, '\\$&');
+  return new RegExp(`^${escaped.replace(/\*/g, '.*').replace(/\?/g, '.')}$`).test(arn);
+}

@@ -41,9 +41,16 @@ const featureFlags = (
   }
 ).context;
 
-/** Synthesizes the stack offline: no esbuild bundling, no lookups. */
+/** An app that synthesizes offline: no esbuild bundling, no lookups. */
+export const offlineApp = (outdir?: string) =>
+  new App({
+    context: { ...featureFlags, 'aws:cdk:bundling-stacks': [] },
+    ...(outdir ? { outdir } : {}),
+  });
+
+/** Synthesizes the stack offline. */
 export function synthesize(props: LetheStackProps = {}): Synthesized {
-  const app = new App({ context: { ...featureFlags, 'aws:cdk:bundling-stacks': [] } });
+  const app = offlineApp();
   const stack = new LetheStack(app, 'Lethe', props);
   const template = Template.fromStack(stack);
   return {
@@ -137,4 +144,20 @@ export function methodRoutes(template: Template): string[] {
     ([, method]) =>
       `${String(method.Properties?.HttpMethod)} ${pathOf(method.Properties?.ResourceId) || '/'}`,
   );
+}
+
+/**
+ * A CloudFormation string value as text: `Fn::Join`s joined, `{ Ref: X }` written `<X>` and
+ * `{ "Fn::GetAtt": [X, A] }` written `<X.A>`, so ARNs and JSON bodies can be read and compared.
+ */
+export function render(value: unknown): string {
+  if (typeof value === 'string') return value;
+  if (typeof value === 'object' && value !== null) {
+    const join = (value as { 'Fn::Join'?: [string, unknown[]] })['Fn::Join'];
+    if (join) return join[1].map(render).join(join[0]);
+    const getAtt = (value as { 'Fn::GetAtt'?: [string, string] })['Fn::GetAtt'];
+    if (getAtt) return `<${getAtt[0]}.${getAtt[1]}>`;
+    if ('Ref' in value && typeof value.Ref === 'string') return `<${value.Ref}>`;
+  }
+  throw new Error(`cannot render ${JSON.stringify(value)}`);
 }

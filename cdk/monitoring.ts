@@ -1,0 +1,252 @@
+import { Duration, RemovalPolicy } from 'aws-cdk-lib';
+import type { RestApi } from 'aws-cdk-lib/aws-apigateway';
+import {
+  type Alarm,
+  AlarmStatusWidget,
+  ComparisonOperator,
+  Dashboard,
+  GraphWidget,
+  type IMetric,
+  Metric,
+  TreatMissingData,
+} from 'aws-cdk-lib/aws-cloudwatch';
+import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
+import { ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { Key } from 'aws-cdk-lib/aws-kms';
+import type { IFunction } from 'aws-cdk-lib/aws-lambda';
+import { Topic } from 'aws-cdk-lib/aws-sns';
+import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
+import type { IQueue } from 'aws-cdk-lib/aws-sqs';
+import { Construct } from 'constructs';
+import { METRICS, METRICS_DIMENSIONS, METRICS_NAMESPACE, type MetricKey } from '../lib/metrics.ts';
+
+export interface LetheMonitoringProps {
+  readonly workQueue: IQueue;
+  readonly deadLetterQueue: IQueue;
+  readonly dispatchFailures: IQueue;
+  readonly api: RestApi;
+  readonly functions: Record<string, IFunction>;
+  /** How often the sweeper runs, and so how often the age of the oldest deletion is reported. */
+  readonly sweepInterval: Duration;
+  /** Page when the oldest open deletion was requested longer ago than this. */
+  readonly maxDeletionAge: Duration;
+  /** Subscribe this address to every alarm. @default no topic */
+  readonly alarmEmail?: string;
+}
+
+const MINUTE = Duration.minutes(1);
+const FIVE_MINUTES = Duration.minutes(5);
+
+/** The metrics the functions publish as EMF (see lib/metrics.ts). */
+export const letheMetric = (key: MetricKey, statistic: string, period: Duration, label?: string) =>
+  new Metric({
+    namespace: METRICS_NAMESPACE,
+    metricName: METRICS[key].name,
+    dimensionsMap: { ...METRICS_DIMENSIONS },
+    statistic,
+    period,
+    ...(label ? { label } : {}),
+  });
+
+/**
+ * What the people on call look at and are paged by: a dashboard of throughput, backlog, dead
+ * letters, the oldest open deletion and failures, and alarms on what needs a human.
+ */
+export class LetheMonitoring extends Construct {
+  public readonly dashboard: Dashboard;
+  public readonly alarms: Record<
+    'deadLetters' | 'dispatchFailures' | 'failedDeletions' | 'longRunningDeletion' | 'apiErrors',
+    Alarm
+  >;
+  /** Where alarms are sent, when an address was given. */
+  public readonly topic: Topic | undefined;
+
+  constructor(scope: Construct, id: string, props: LetheMonitoringProps) {
+    super(scope, id);
+    // Alarms watch unlabeled metrics; the dashboard labels its copies.
+    const depth = (queue: IQueue, label?: string) =>
+      queue.metricApproximateNumberOfMessagesVisible({
+        period: MINUTE,
+        statistic: 'Maximum',
+        ...(label ? { label } : {}),
+      });
+    const sweepPeriod = Duration.minutes(Math.max(1, Math.ceil(props.sweepInterval.toMinutes())));
+    const oldestAge = letheMetric('oldestDeletionAge', 'Maximum', sweepPeriod);
+    const apiErrors = props.api.metricServerError({ period: FIVE_MINUTES, statistic: 'Sum' });
+
+    const notEmpty = (id: string, queue: IQueue, description: string) =>
+      depth(queue).createAlarm(this, id, {
+        alarmDescription: description,
+        threshold: 1,
+        comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        evaluationPeriods: 1,
+        treatMissingData: TreatMissingData.NOT_BREACHING,
+      });
+    this.alarms = {
+      deadLetters: notEmpty(
+        'DeadLettersAlarm',
+        props.deadLetterQueue,
+        'Work messages failed every delivery and sit in the dead-letter queue; their deletions stall until the sweeper resumes them. Read the worker logs for the messageId, fix the cause, then redrive the queue.',
+      ),
+      dispatchFailures: notEmpty(
+        'DispatchFailuresAlarm',
+        props.dispatchFailures,
+        "Stream records of new deletions exhausted the dispatcher's retries. The sweeper dispatches the deletions again; read the dispatcher logs for the cause.",
+      ),
+      failedDeletions: letheMetric('deletionsFailed', 'Sum', FIVE_MINUTES).createAlarm(
+        this,
+        'FailedDeletionsAlarm',
+        {
+          alarmDescription:
+            'A deletion ended FAILED: keys that cannot be deleted (AccessDenied, Object Lock) or a deletion that stalled. Its receipt lists the keys and codes; retry it once the cause is fixed.',
+          threshold: 0,
+          comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
+          evaluationPeriods: 1,
+          treatMissingData: TreatMissingData.NOT_BREACHING,
+        },
+      ),
+      longRunningDeletion: oldestAge.createAlarm(this, 'LongRunningDeletionAlarm', {
+        alarmDescription: `A deletion has been open for more than ${props.maxDeletionAge.toHumanString()}. The sweeper log line "swept" names the oldest one.`,
+        threshold: props.maxDeletionAge.toSeconds(),
+        comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
+        evaluationPeriods: 1,
+        // Reported once per sweep: between sweeps the alarm keeps its state.
+        treatMissingData: TreatMissingData.IGNORE,
+      }),
+      apiErrors: apiErrors.createAlarm(this, 'ApiErrorsAlarm', {
+        alarmDescription:
+          'The API answered 5xx: every 5xx is a bug. Read the api function logs ("request failed").',
+        threshold: 1,
+        comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        evaluationPeriods: 1,
+        treatMissingData: TreatMissingData.NOT_BREACHING,
+      }),
+    };
+
+    this.topic = props.alarmEmail ? this.#topic(props.alarmEmail) : undefined;
+    if (this.topic) {
+      const action = new SnsAction(this.topic);
+      for (const alarm of Object.values(this.alarms)) {
+        alarm.addAlarmAction(action);
+        alarm.addOkAction(action);
+      }
+    }
+
+    const fnErrors: IMetric[] = Object.entries(props.functions).map(([name, fn]) =>
+      fn.metricErrors({ period: FIVE_MINUTES, statistic: 'Sum', label: `${name} errors` }),
+    );
+    const graph = (title: string, left: IMetric[], right: IMetric[] = []) =>
+      new GraphWidget({ title, left, right, width: 8, height: 6 });
+    this.dashboard = new Dashboard(this, 'Dashboard', {
+      defaultInterval: Duration.hours(3),
+      widgets: [
+        [
+          graph(
+            'Throughput: objects deleted per minute',
+            [letheMetric('objectsDeleted', 'Sum', MINUTE, 'objects')],
+            [letheMetric('bytesDeleted', 'Sum', MINUTE, 'bytes')],
+          ),
+          graph(
+            'Backlog: pages waiting in the work queue',
+            [
+              depth(props.workQueue, 'waiting'),
+              props.workQueue.metricApproximateNumberOfMessagesNotVisible({
+                period: MINUTE,
+                statistic: 'Maximum',
+                label: 'in flight',
+              }),
+            ],
+            [
+              props.workQueue.metricApproximateAgeOfOldestMessage({
+                period: MINUTE,
+                statistic: 'Maximum',
+                label: 'oldest message (s)',
+              }),
+            ],
+          ),
+          graph('Dead letters', [
+            depth(props.deadLetterQueue, 'work dead-letter queue'),
+            depth(props.dispatchFailures, 'dispatch failures'),
+          ]),
+        ],
+        [
+          new GraphWidget({
+            title: 'Age of the oldest open deletion (s)',
+            left: [oldestAge.with({ label: 'oldest open deletion' })],
+            leftAnnotations: [
+              { value: props.maxDeletionAge.toSeconds(), label: 'alarm', color: '#d62728' },
+            ],
+            width: 8,
+            height: 6,
+          }),
+          graph(
+            'Deletions',
+            [
+              letheMetric('deletionsCompleted', 'Sum', FIVE_MINUTES, 'completed'),
+              letheMetric('deletionsFailed', 'Sum', FIVE_MINUTES, 'failed'),
+            ],
+            [
+              letheMetric('deletionDuration', 'p50', FIVE_MINUTES, 'duration p50 (s)'),
+              letheMetric('deletionDuration', 'Maximum', FIVE_MINUTES, 'duration max (s)'),
+            ],
+          ),
+          graph('Failures', [
+            letheMetric('deletionsFailed', 'Sum', FIVE_MINUTES, 'deletions failed'),
+            letheMetric('keysFailed', 'Sum', FIVE_MINUTES, 'keys failed'),
+            apiErrors.with({ label: 'api 5xx' }),
+            ...fnErrors,
+          ]),
+        ],
+        [
+          graph('Throttling retried', [
+            letheMetric('keysRetried', 'Sum', MINUTE, 'keys retried (SlowDown)'),
+            letheMetric('requestsRetried', 'Sum', MINUTE, 'SDK requests retried'),
+          ]),
+          graph(
+            'API',
+            [
+              props.api.metricCount({ period: FIVE_MINUTES, statistic: 'Sum', label: 'requests' }),
+              props.api.metricClientError({ period: FIVE_MINUTES, statistic: 'Sum', label: '4xx' }),
+            ],
+            [
+              props.api.metricLatency({
+                period: FIVE_MINUTES,
+                statistic: 'p99',
+                label: 'p99 (ms)',
+              }),
+            ],
+          ),
+          new AlarmStatusWidget({
+            title: 'Alarms',
+            alarms: Object.values(this.alarms),
+            width: 8,
+            height: 6,
+          }),
+        ],
+      ],
+    });
+  }
+
+  /** An encrypted topic CloudWatch may publish to, with one email subscription. */
+  #topic(email: string) {
+    const key = new Key(this, 'AlarmTopicKey', {
+      description: 'Lethe: encrypts the alarm topic',
+      enableKeyRotation: true,
+      // It only ever encrypts notifications in transit through the topic: nothing to keep.
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
+    // CloudWatch publishes to an encrypted topic only if the key lets it.
+    key.grant(
+      new ServicePrincipal('cloudwatch.amazonaws.com'),
+      'kms:Decrypt',
+      'kms:GenerateDataKey*',
+    );
+    const topic = new Topic(this, 'AlarmTopic', {
+      displayName: 'Lethe alarms',
+      masterKey: key,
+      enforceSSL: true,
+    });
+    topic.addSubscription(new EmailSubscription(email));
+    return topic;
+  }
+}

@@ -1,0 +1,93 @@
+import { RemovalPolicy, Stack } from 'aws-cdk-lib';
+import {
+  AccessLogField,
+  AccessLogFormat,
+  AuthorizationType,
+  LambdaIntegration,
+  LogGroupLogDestination,
+  MethodLoggingLevel,
+  type Resource,
+  ResponseType,
+  RestApi,
+} from 'aws-cdk-lib/aws-apigateway';
+import type { IFunction } from 'aws-cdk-lib/aws-lambda';
+import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
+import type { Construct } from 'constructs';
+import { ROUTES } from '../lib/api/routes.ts';
+
+export interface LetheRestApiProps {
+  readonly handler: IFunction;
+  /**
+   * Access logs (JSON, with the caller's IAM ARN: who asked for which deletion) and error
+   * execution logs. API Gateway writes them only when the account has its CloudWatch role.
+   */
+  readonly logging: boolean;
+}
+
+/** One JSON line per request: enough to tell who asked for what, and how it went. */
+const ACCESS_LOG_FORMAT = AccessLogFormat.custom(
+  JSON.stringify({
+    requestId: AccessLogField.contextRequestId(),
+    requestTime: AccessLogField.contextRequestTime(),
+    caller: AccessLogField.contextIdentityUserArn(),
+    sourceIp: AccessLogField.contextIdentitySourceIp(),
+    httpMethod: AccessLogField.contextHttpMethod(),
+    resourcePath: AccessLogField.contextResourcePath(),
+    path: AccessLogField.contextPath(),
+    status: AccessLogField.contextStatus(),
+    responseLength: AccessLogField.contextResponseLength(),
+    integrationLatency: AccessLogField.contextIntegrationLatency(),
+    error: AccessLogField.contextErrorMessage(),
+    xrayTraceId: AccessLogField.contextXrayTraceId(),
+  }),
+);
+
+/** The REST API: every route of ROUTES, each requiring IAM (SigV4), all served by `handler`. */
+export function letheRestApi(scope: Construct, id: string, props: LetheRestApiProps): RestApi {
+  const accessLogs = props.logging
+    ? new LogGroup(scope, `${id}AccessLogs`, {
+        // The audit trail of who requested deletions: kept as long as the receipts by default.
+        retention: RetentionDays.ONE_YEAR,
+        removalPolicy: RemovalPolicy.RETAIN,
+      })
+    : undefined;
+  const api = new RestApi(scope, id, {
+    // The ApiName dimension of its metrics: one per deployed Lethe stack.
+    restApiName: Stack.of(scope).stackName,
+    description: 'Lethe: instant, durable, verifiable deletion of stream data',
+    // AWS::ApiGateway::Account is account-wide state; leave it to the account's owner.
+    cloudWatchRole: false,
+    deployOptions: {
+      stageName: 'prod',
+      tracingEnabled: true,
+      ...(accessLogs
+        ? {
+            accessLogDestination: new LogGroupLogDestination(accessLogs),
+            accessLogFormat: ACCESS_LOG_FORMAT,
+            loggingLevel: MethodLoggingLevel.ERROR,
+          }
+        : {}),
+    },
+    defaultMethodOptions: { authorizationType: AuthorizationType.IAM },
+  });
+  const errorBody = {
+    'application/json':
+      '{"error":{"code":"$context.error.responseType","message":$context.error.messageString}}',
+  };
+  api.addGatewayResponse('Default4xx', { type: ResponseType.DEFAULT_4XX, templates: errorBody });
+  api.addGatewayResponse('Default5xx', { type: ResponseType.DEFAULT_5XX, templates: errorBody });
+  const integration = new LambdaIntegration(props.handler, {
+    scopePermissionToMethod: false,
+  });
+  for (const route of ROUTES) {
+    resourceAt(api.root, route.resource).addMethod(route.method, integration);
+  }
+  return api;
+}
+
+function resourceAt(root: Resource | RestApi['root'], path: string) {
+  return path
+    .split('/')
+    .filter(Boolean)
+    .reduce((parent, part) => parent.getResource(part) ?? parent.addResource(part), root);
+}

@@ -1,0 +1,81 @@
+import { Duration } from 'aws-cdk-lib';
+import { describe, expect, it } from 'vitest';
+import { propsFromContext } from '../../cdk/context.ts';
+import { ENV } from '../../lib/config.ts';
+import { ENTRIES, FUNCTION_NAMES, offlineApp, synthesize } from './template.ts';
+
+/** The context `cdk -c key=value` gives the app: every value a string. */
+const contextOf = (context: Record<string, string>) => {
+  const app = offlineApp();
+  for (const [key, value] of Object.entries(context)) app.node.setContext(key, value);
+  return propsFromContext(app.node);
+};
+
+describe('receiptRetentionDays', () => {
+  it.each([
+    { stack: 'defaults', props: {}, days: '365' },
+    { stack: 'receiptRetentionDays: 30', props: { receiptRetentionDays: 30 }, days: '30' },
+    {
+      stack: '-c receiptRetentionDays=7',
+      props: contextOf({ receiptRetentionDays: '7' }),
+      days: '7',
+    },
+  ])('gives every function LETHE_RECEIPT_RETENTION_DAYS=$days with $stack', ({ props, days }) => {
+    // Act
+    const { template } = synthesize(props);
+
+    // Assess
+    for (const fn of FUNCTION_NAMES) {
+      template.hasResource('AWS::Lambda::Function', {
+        Metadata: { 'lethe:entry': ENTRIES[fn] },
+        Properties: { Environment: { Variables: { [ENV.receiptRetentionDays]: days } } },
+      });
+    }
+  });
+});
+
+describe('context (-c key=value)', () => {
+  it('reads every key into the stack props', () => {
+    // Act
+    const props = contextOf({
+      bucketName: 'existing-data',
+      dataRoot: 'lake',
+      sweepIntervalMinutes: '2',
+      staleAfterSeconds: '120',
+      maxAttempts: '3',
+      workerConcurrency: '50',
+      receiptRetentionDays: '30',
+      maxDeletionAgeMinutes: '90',
+      alarmEmail: 'oncall@example.com',
+      apiLogging: 'false',
+    });
+
+    // Assess
+    expect({ ...props, maxDeletionAge: props.maxDeletionAge?.toMinutes() }).toEqual({
+      bucketName: 'existing-data',
+      dataRoot: 'lake',
+      sweepIntervalMinutes: 2,
+      staleAfterSeconds: 120,
+      maxAttempts: 3,
+      workerConcurrency: 50,
+      receiptRetentionDays: 30,
+      maxDeletionAge: Duration.minutes(90).toMinutes(),
+      alarmEmail: 'oncall@example.com',
+      apiLogging: false,
+    });
+  });
+
+  it('leaves absent keys to the stack defaults', () => {
+    // Assess
+    expect(contextOf({})).toEqual({});
+  });
+
+  it.each([
+    { key: 'receiptRetentionDays', value: 'a year' },
+    { key: 'workerConcurrency', value: '-1' },
+    { key: 'apiLogging', value: 'no' },
+  ])('refuses $key=$value', ({ key, value }) => {
+    // Assess
+    expect(() => contextOf({ [key]: value })).toThrow(key);
+  });
+});

@@ -1,0 +1,285 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Validations } from 'aws-cdk-lib';
+import { Match } from 'aws-cdk-lib/assertions';
+import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
+import { AwsSolutionsChecks } from 'cdk-nag';
+import { describe, expect, it } from 'vitest';
+import { LetheStack, type LetheStackProps } from '../../cdk/lethe-stack.ts';
+import { allowStatements, allows } from './iam.ts';
+import {
+  logicalId,
+  offlineApp,
+  ref,
+  resourceById,
+  resourcesOfType,
+  synthesize,
+  targetOf,
+} from './template.ts';
+
+interface ValidationReport {
+  pluginReports: {
+    pluginName: string;
+    violations: { ruleName: string; violatingConstructs: { constructPath: string }[] }[];
+  }[];
+}
+
+/**
+ * Synthesizes the stack the way `cdk synth` does (cdk/app.ts): cdk-nag's AwsSolutions pack is
+ * registered on the app before synthesis, and synthesis fails on any finding not acknowledged.
+ * Returns the findings left in the validation report, as `rule at construct path`.
+ */
+function synthesizeWithNag(props: LetheStackProps, extend?: (stack: LetheStack) => void) {
+  const outdir = mkdtempSync(join(tmpdir(), 'lethe-nag-'));
+  try {
+    const app = offlineApp(outdir);
+    const stack = new LetheStack(app, 'Lethe', props);
+    extend?.(stack);
+    Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
+    let error: unknown;
+    try {
+      app.synth();
+    } catch (thrown) {
+      error = thrown;
+    }
+    const report = JSON.parse(
+      readFileSync(join(outdir, 'validation-report.json'), 'utf8'),
+    ) as ValidationReport;
+    const findings = report.pluginReports
+      .filter((plugin) => plugin.pluginName === 'AwsSolutions')
+      .flatMap((plugin) => plugin.violations)
+      .flatMap((violation) =>
+        violation.violatingConstructs.map((at) => `${violation.ruleName} at ${at.constructPath}`),
+      );
+    return { stack, error, findings };
+  } finally {
+    rmSync(outdir, { recursive: true, force: true });
+  }
+}
+
+describe('cdk-nag AwsSolutions', () => {
+  it.each([
+    { config: 'every default', props: {} },
+    {
+      config: 'an existing bucket, an alarm topic, a nested data root and no API logging',
+      props: {
+        bucketName: 'existing-data',
+        alarmEmail: 'oncall@example.com',
+        dataRoot: 'lake/raw',
+        apiLogging: false,
+      },
+    },
+  ])('finds nothing unacknowledged with $config', ({ props }) => {
+    // Act
+    const { error, findings } = synthesizeWithNag(props);
+
+    // Assess
+    expect(findings).toEqual([]);
+    expect(error).toBeUndefined();
+  });
+
+  it('fails synthesis on a finding nobody acknowledged', () => {
+    // Act: the control that proves the checks run, with an unencrypted queue.
+    const { error, findings } = synthesizeWithNag({}, (stack) => {
+      new Queue(stack, 'Plain', { encryption: QueueEncryption.UNENCRYPTED, enforceSSL: true });
+    });
+
+    // Assess
+    expect(String(error)).toMatch(/ValidationFailed/);
+    expect(findings).toContain('AwsSolutions-SQS2 at Lethe/Plain/Resource');
+  });
+
+  it('acknowledges only these rules, each with its reason', () => {
+    // Act
+    const { stack } = synthesize({ alarmEmail: 'oncall@example.com' });
+    const acknowledged = stack.node
+      .findAll()
+      .flatMap((construct) => construct.node.metadata)
+      .filter((entry) => entry.type === Validations.ACKNOWLEDGED_RULES_METADATA_KEY)
+      .flatMap((entry) => Object.entries(entry.data as Record<string, string>));
+    const rules = new Set(
+      acknowledged.map(([id]) => /AwsSolutions-([A-Z]+\d+)/.exec(id)?.[1] ?? id),
+    );
+
+    // Assess: a new acknowledgment is a decision for review, so this list must change with it.
+    expect([...rules].sort()).toEqual(['APIG2', 'APIG3', 'COG4', 'IAM4', 'IAM5', 'S1', 'SQS3']);
+    for (const [id, reason] of acknowledged) {
+      expect(reason.length, `the reason for ${id}`).toBeGreaterThanOrEqual(60);
+    }
+  });
+});
+
+describe('encryption at rest', () => {
+  const { template, stack } = synthesize({ alarmEmail: 'oncall@example.com' });
+
+  it('encrypts the table', () => {
+    // Assess
+    template.hasResourceProperties('AWS::DynamoDB::Table', {
+      SSESpecification: { SSEEnabled: true },
+    });
+  });
+
+  it.each(['workQueue', 'deadLetterQueue', 'dispatchFailures'] as const)(
+    'encrypts the %s',
+    (queue) => {
+      // Act
+      const properties = resourceById(template, logicalId(stack, stack[queue])).Properties;
+
+      // Assess
+      expect(properties?.SqsManagedSseEnabled).toBe(true);
+    },
+  );
+
+  it('encrypts the bucket', () => {
+    // Assess
+    template.hasResourceProperties('AWS::S3::Bucket', {
+      BucketEncryption: {
+        ServerSideEncryptionConfiguration: [
+          { ServerSideEncryptionByDefault: { SSEAlgorithm: 'AES256' } },
+        ],
+      },
+    });
+  });
+});
+
+describe('TLS only', () => {
+  const { template, stack } = synthesize();
+  const deniesPlainHttp = {
+    Effect: 'Deny',
+    Condition: { Bool: { 'aws:SecureTransport': 'false' } },
+  };
+
+  it('denies the bucket to requests without TLS', () => {
+    // Assess
+    template.hasResourceProperties('AWS::S3::BucketPolicy', {
+      Bucket: ref(logicalId(stack, stack.bucket)),
+      PolicyDocument: {
+        Statement: Match.arrayWith([Match.objectLike({ ...deniesPlainHttp, Action: 's3:*' })]),
+      },
+    });
+  });
+
+  it.each(['workQueue', 'deadLetterQueue', 'dispatchFailures'] as const)(
+    'denies the %s to requests without TLS',
+    (queue) => {
+      // Assess
+      template.hasResourceProperties('AWS::SQS::QueuePolicy', {
+        Queues: [ref(logicalId(stack, stack[queue]))],
+        PolicyDocument: {
+          Statement: Match.arrayWith([Match.objectLike({ ...deniesPlainHttp, Action: 'sqs:*' })]),
+        },
+      });
+    },
+  );
+});
+
+describe('public access', () => {
+  it('is blocked on the bucket, all four ways', () => {
+    // Assess
+    synthesize().template.hasResourceProperties('AWS::S3::Bucket', {
+      PublicAccessBlockConfiguration: {
+        BlockPublicAcls: true,
+        BlockPublicPolicy: true,
+        IgnorePublicAcls: true,
+        RestrictPublicBuckets: true,
+      },
+    });
+  });
+});
+
+describe('API logging', () => {
+  it("writes one JSON access log line per request, with the caller's IAM ARN", () => {
+    // Act
+    const { template } = synthesize();
+    const [stage] = resourcesOfType(template, 'AWS::ApiGateway::Stage');
+    const setting = stage?.[1].Properties?.AccessLogSetting as {
+      DestinationArn: unknown;
+      Format: string;
+    };
+
+    // Assess
+    const logGroup = targetOf(setting.DestinationArn);
+    expect(resourcesOfType(template, 'AWS::Logs::LogGroup').map(([id]) => id)).toContain(logGroup);
+    expect(JSON.parse(setting.Format)).toMatchObject({
+      caller: '$context.identity.userArn',
+      httpMethod: '$context.httpMethod',
+      resourcePath: '$context.resourcePath',
+      status: '$context.status',
+    });
+  });
+
+  it('logs errors of every method', () => {
+    // Assess
+    synthesize().template.hasResourceProperties('AWS::ApiGateway::Stage', {
+      MethodSettings: [
+        Match.objectLike({ HttpMethod: '*', ResourcePath: '/*', LoggingLevel: 'ERROR' }),
+      ],
+    });
+  });
+
+  it('is off with apiLogging: false (an account without the API Gateway CloudWatch role)', () => {
+    // Act
+    const [stage] = resourcesOfType(
+      synthesize({ apiLogging: false }).template,
+      'AWS::ApiGateway::Stage',
+    );
+
+    // Assess
+    expect(stage?.[1].Properties?.AccessLogSetting).toBeUndefined();
+    expect(stage?.[1].Properties?.MethodSettings).toBeUndefined();
+  });
+
+  it('needs no AWS::ApiGateway::Account (account-wide state)', () => {
+    // Assess
+    synthesize().template.resourceCountIs('AWS::ApiGateway::Account', 0);
+  });
+});
+
+describe('X-Ray tracing', () => {
+  const { template } = synthesize();
+
+  it('traces the API stage', () => {
+    // Assess
+    template.hasResourceProperties('AWS::ApiGateway::Stage', { TracingEnabled: true });
+  });
+
+  it.each(
+    resourcesOfType(template, 'AWS::Lambda::Function').map(([id, fn]) => ({
+      id,
+      tracing: fn.Properties?.TracingConfig,
+    })),
+  )('traces $id', ({ tracing }) => {
+    // Assess
+    expect(tracing).toEqual({ Mode: 'Active' });
+  });
+});
+
+describe('the worker', () => {
+  it('may delete objects, and no versions or tags', () => {
+    // Act
+    const { template } = synthesize();
+    const deletes = allowStatements(template, 'worker')
+      .flatMap((statement) => [statement.Action ?? []].flat())
+      .filter((action) => allows([action], 's3:Delete*'));
+
+    // Assess
+    expect(deletes).toEqual(['s3:DeleteObject']);
+  });
+});
+
+describe('receipt retention', () => {
+  it('expires receipts through the TTL on expiresAt', () => {
+    // Assess
+    synthesize().template.hasResourceProperties('AWS::DynamoDB::Table', {
+      TimeToLiveSpecification: { AttributeName: 'expiresAt', Enabled: true },
+    });
+  });
+
+  it('refuses a retention the functions would refuse at run time', () => {
+    // Assess
+    for (const days of [0, 1.5, 36_501]) {
+      expect(() => synthesize({ receiptRetentionDays: days })).toThrow(/receiptRetentionDays/);
+    }
+  });
+});

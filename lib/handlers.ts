@@ -57,22 +57,28 @@ export const dispatcherHandler =
       processPartialResponse(
         event,
         async (record: DynamoDBRecord) => {
-          let keys: DeletionKeys = {};
-          try {
-            const pending = pendingDeletionOf(record);
-            keys = pending.keys;
-            await telemetry.scope(keys, async () => {
-              const outcome = await dispatcher.dispatch(pending.ref);
-              telemetry.logger.info('dispatched', { round: pending.ref.round, outcome });
-            });
-          } catch (error) {
+          // Logged in the record's scope, so the line names its deletion when it is known.
+          const failed = (error: unknown) => {
             telemetry.logger.warn('dispatch failed; the record will be retried', {
-              ...keys,
               sequenceNumber: record.dynamodb?.SequenceNumber,
               error: errorText(error),
             });
-            throw error;
+            return error;
+          };
+          let pending: ReturnType<typeof pendingDeletionOf>;
+          try {
+            pending = pendingDeletionOf(record);
+          } catch (error) {
+            throw failed(error);
           }
+          await telemetry.scope(pending.keys, async () => {
+            try {
+              const outcome = await dispatcher.dispatch(pending.ref);
+              telemetry.logger.info('dispatched', { round: pending.ref.round, outcome });
+            } catch (error) {
+              throw failed(error);
+            }
+          });
         },
         // One processor per invocation: it holds the batch's state.
         new BatchProcessor(EventType.DynamoDBStreams),
@@ -98,24 +104,31 @@ export const workerHandler =
       processPartialResponse(
         event,
         async (record: SQSRecord) => {
-          let message: WorkMessage | undefined;
-          try {
-            message = parseWorkMessage(record.body);
-            const parsed = message;
-            await telemetry.scope(parsed, async () => {
-              const result = await worker.handle(parsed);
-              countWork(result);
-              telemetry.logger.info('work done', { ...parsed, ...result });
-            });
-          } catch (error) {
+          // Logged in the message's scope, so the line names its deletion when it is known.
+          const failed = (error: unknown, message?: WorkMessage) => {
             telemetry.logger.warn('work failed; the message will be redelivered', {
               messageId: record.messageId,
               receiveCount: record.attributes?.ApproximateReceiveCount,
-              ...(message ?? {}),
+              ...message,
               error: errorText(error),
             });
-            throw error;
+            return error;
+          };
+          let message: WorkMessage;
+          try {
+            message = parseWorkMessage(record.body);
+          } catch (error) {
+            throw failed(error);
           }
+          await telemetry.scope(message, async () => {
+            try {
+              const result = await worker.handle(message);
+              countWork(result);
+              telemetry.logger.info('work done', { ...message, ...result });
+            } catch (error) {
+              throw failed(error, message);
+            }
+          });
         },
         new BatchProcessor(EventType.SQS),
         { throwOnFullBatchFailure: false },

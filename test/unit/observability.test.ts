@@ -193,6 +193,59 @@ describe('log lines', () => {
     expect(captured.logs()).toEqual([expect.objectContaining({ stream: 'clicks', generation: 3 })]);
   });
 
+  it('name the stream on the failure of a message whose deletion was read', async () => {
+    // Prepare
+    table.on(GetCommand).resolves({ Item: aDeletion({ stream: 'clicks', generation: 3 }) });
+    const store = new ObservedProgressStore({
+      tableName: TABLE,
+      client: documentClient(new DynamoDBClient({ region: 'us-east-1' })),
+    });
+    const worker = fake<PageWorker>({
+      handle: async (message: WorkMessage) => {
+        await store.getDeletion(message.tenant, message.deletionId);
+        throw new Error('S3 is unreachable');
+      },
+    });
+
+    // Act
+    await workerHandler(worker, captured.telemetry)(sqsEvent(page(1)));
+
+    // Assess
+    expect(captured.logs()).toEqual([
+      expect.objectContaining({
+        message: 'work failed; the message will be redelivered',
+        deletionId: DELETION_ID,
+        stream: 'clicks',
+        error: 'S3 is unreachable',
+      }),
+    ]);
+  });
+
+  it('name the deletion on the failure of a dispatch', async () => {
+    // Prepare
+    const handler = dispatcherHandler(
+      fake<Dispatcher>({
+        dispatch: async () => {
+          throw new Error('DynamoDB is unreachable');
+        },
+      }),
+      captured.telemetry,
+    );
+
+    // Act
+    await handler(streamEvent(streamInsert('1', aDeletion({ state: 'PENDING' }))));
+
+    // Assess
+    expect(captured.logs()).toEqual([
+      expect.objectContaining({
+        message: 'dispatch failed; the record will be retried',
+        deletionId: DELETION_ID,
+        stream: 'logs',
+        sequenceNumber: '1',
+      }),
+    ]);
+  });
+
   it('carry tenant, stream and generation from a dispatched stream record', async () => {
     // Prepare
     const handler = dispatcherHandler(

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { buffer } from 'node:stream/consumers';
-import { type Command, parseInvocation, UsageError } from './args.ts';
+import { parseInvocation, UsageError } from './args.ts';
 import { ApiError, type Fetch, LetheClient, UnreachableError } from './client.ts';
 import { execute } from './commands.ts';
 import { EndpointError, resolveEndpoint, type StackLookup } from './endpoint.ts';
@@ -54,7 +54,7 @@ export async function run(argv: readonly string[], deps: CliDependencies): Promi
       fetch: deps.fetch,
       ...(needsSigning(url) ? { sign: await signerFor(url, options.region, deps) } : {}),
     });
-    return await execute(command as Exclude<Command, { kind: 'help' }>, {
+    return await execute(command, {
       client,
       json: options.json,
       intervalMs: options.intervalMs,

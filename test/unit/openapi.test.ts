@@ -1,20 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import type { APIGatewayProxyResult } from 'aws-lambda';
-import { describe, expect, it, vi } from 'vitest';
-import { createHttpApi } from '../../lib/api/http-api.ts';
+import { describe, expect, it } from 'vitest';
 import { type Operation, ROUTES } from '../../lib/api/routes.ts';
-import {
-  BadRequestError,
-  DeletionNotFoundError,
-  DeletionNotRetryableError,
-  StreamDeletingError,
-  StreamNotFoundError,
-} from '../../lib/errors.ts';
-import type { EventWriter } from '../../lib/ingest.ts';
 import { NAME_PATTERN } from '../../lib/names.ts';
-import type { StreamRegistry } from '../../lib/registry.ts';
-import { apiEvent } from '../helpers/events.ts';
-import { fake } from '../helpers/fakes.ts';
+import { CASES, everythingFails, invalidNameCases, invoke } from '../helpers/api-cases.ts';
 import {
   type OperationObject,
   operationsOf,
@@ -22,217 +10,18 @@ import {
   schemaValidator,
   validateOpenApi,
 } from '../helpers/openapi.ts';
-import { aDeletion, aStream, DELETION_ID } from '../helpers/records.ts';
+import { DELETION_ID } from '../helpers/records.ts';
 
 const written = readOpenApi();
 const { valid, errors, resolved } = await validateOpenApi(written);
 if (!resolved) throw new Error(`docs/openapi.yaml is not valid OpenAPI: ${JSON.stringify(errors)}`);
 const document = resolved;
 const operations = operationsOf(document);
-const MAX_EVENTS_BYTES = 256;
 /** API Gateway's own answers, and a bug's 500: shared responses on every operation. */
 const SHARED_STATUSES = ['403', '429', '500'];
 
-type Fault = Partial<
-  Record<
-    | 'create'
-    | 'get'
-    | 'list'
-    | 'admitIngest'
-    | 'requestDeletion'
-    | 'getDeletion'
-    | 'retryDeletion'
-    | 'failures',
-    unknown
-  >
->;
-
-/** The api handler over a registry that succeeds, except where `fault` says what it answers. */
-function handlerWith(fault: Fault = {}) {
-  const answer = <T>(name: keyof Fault, value: T) =>
-    vi.fn(async () => {
-      const override = fault[name];
-      if (override instanceof Error) throw override;
-      return (override ?? value) as T;
-    });
-  const registry = {
-    create: answer('create', { created: true, stream: aStream() }),
-    get: answer('get', aStream()),
-    list: answer('list', { streams: [aStream()] }),
-    admitIngest: answer('admitIngest', aStream()),
-    requestDeletion: answer('requestDeletion', {
-      created: true,
-      deletion: aDeletion({ state: 'PENDING' }),
-    }),
-    getDeletion: answer('getDeletion', aDeletion()),
-    retryDeletion: answer('retryDeletion', aDeletion({ state: 'PENDING', round: 2, attempts: 2 })),
-    failures: answer('failures', []),
-  };
-  const writer = { write: vi.fn(async () => 'streams/acme/logs/1/dt=2026-03-01/e.json') };
-  return createHttpApi({
-    registry: fake<StreamRegistry>(registry),
-    writer: fake<EventWriter>(writer),
-    maxEventsBytes: MAX_EVENTS_BYTES,
-  });
-}
-
-interface Case {
-  label: string;
-  params?: Record<string, string>;
-  query?: Record<string, string>;
-  body?: string;
-  fault?: Fault;
-}
-
-const boom = new Error('boom');
-const everythingFails: Fault = Object.fromEntries(
-  ['create', 'get', 'list', 'admitIngest', 'requestDeletion', 'getDeletion', 'retryDeletion'].map(
-    (name) => [name, boom],
-  ),
-);
-
-/** What each operation can meet: its successes and each failure the real registry can raise. */
-const CASES: Record<Operation, Case[]> = {
-  health: [{ label: 'ok' }],
-  listStreams: [
-    { label: 'one page' },
-    { label: 'a page with more', fault: { list: { streams: [aStream()], nextToken: 'abc' } } },
-    { label: 'an empty tenant', fault: { list: { streams: [] } } },
-    { label: 'limit 0', query: { limit: '0' } },
-    {
-      label: 'a bad token',
-      query: { nextToken: 'x' },
-      fault: { list: new BadRequestError('InvalidNextToken', 'nextToken is not valid') },
-    },
-  ],
-  createStream: [
-    { label: 'new' },
-    { label: 'already ACTIVE', fault: { create: { created: false, stream: aStream() } } },
-    {
-      label: 'being deleted',
-      fault: { create: new StreamDeletingError('acme', 'logs', DELETION_ID, 30) },
-    },
-  ],
-  getStream: [
-    { label: 'ACTIVE' },
-    {
-      label: 'DELETING',
-      fault: { get: aStream({ state: 'DELETING', deletionId: DELETION_ID }) },
-    },
-    { label: 'missing', fault: { get: new StreamNotFoundError('acme', 'logs') } },
-  ],
-  deleteStream: [
-    { label: 'accepted' },
-    {
-      label: 'a repeat while it runs',
-      fault: { requestDeletion: { created: false, deletion: aDeletion({ objectsDeleted: 5 }) } },
-    },
-    { label: 'missing', fault: { requestDeletion: new StreamNotFoundError('acme', 'logs') } },
-  ],
-  ingestEvents: [
-    { label: 'a batch', body: '[{"level":"info"},{"level":"warn"}]' },
-    { label: 'bad JSON', body: '[{' },
-    { label: 'an object', body: '{"level":"info"}' },
-    { label: 'an empty array', body: '[]' },
-    { label: 'too large', body: JSON.stringify(['x'.repeat(MAX_EVENTS_BYTES)]) },
-    {
-      label: 'a missing stream',
-      body: '[1]',
-      fault: { admitIngest: new StreamNotFoundError('acme', 'logs') },
-    },
-    {
-      label: 'a stream being deleted',
-      body: '[1]',
-      fault: { admitIngest: new StreamDeletingError('acme', 'logs', DELETION_ID, 30) },
-    },
-  ],
-  getDeletion: [
-    { label: 'RUNNING' },
-    {
-      label: 'COMPLETED',
-      fault: {
-        getDeletion: aDeletion({
-          state: 'COMPLETED',
-          objectsDeleted: 10,
-          bytesDeleted: 100,
-          completedAt: '2026-03-01T11:05:00.000Z',
-        }),
-      },
-    },
-    {
-      label: 'FAILED with keys',
-      fault: {
-        getDeletion: aDeletion({ state: 'FAILED', failedObjects: 1 }),
-        failures: [
-          { key: 'streams/acme/logs/1/a', code: 'AccessDenied', message: 'Access Denied' },
-        ],
-      },
-    },
-    {
-      label: 'FAILED, stalled',
-      fault: {
-        getDeletion: aDeletion({
-          state: 'FAILED',
-          reason: { code: 'Stalled', message: 'no progress' },
-        }),
-      },
-    },
-    { label: 'missing', fault: { getDeletion: new DeletionNotFoundError('acme', DELETION_ID) } },
-    { label: 'a bad id', params: { deletionId: 'not-a-uuid' } },
-  ],
-  retryDeletion: [
-    { label: 'restarted' },
-    { label: 'missing', fault: { retryDeletion: new DeletionNotFoundError('acme', DELETION_ID) } },
-    {
-      label: 'completed',
-      fault: {
-        retryDeletion: new DeletionNotRetryableError(
-          `deletion ${DELETION_ID} has already completed`,
-        ),
-      },
-    },
-    { label: 'a bad id', params: { deletionId: 'NOT-A-UUID' } },
-  ],
-};
-
 const byOperation = new Map(operations.map((entry) => [entry.operation.operationId, entry]));
 const check = schemaValidator();
-
-function invoke(operation: Operation, testCase: Case): Promise<APIGatewayProxyResult> {
-  const route = ROUTES.find((candidate) => candidate.operation === operation);
-  if (!route) throw new Error(`no route ${operation}`);
-  const names = [...route.resource.matchAll(/\{(\w+)\}/g)].map((match) => match[1] ?? '');
-  const defaults: Record<string, string> = {
-    tenant: 'acme',
-    stream: 'logs',
-    deletionId: DELETION_ID,
-  };
-  const pathParameters = Object.fromEntries(
-    names.map((name) => [name, testCase.params?.[name] ?? defaults[name] ?? '']),
-  );
-  return handlerWith(testCase.fault)(
-    apiEvent({
-      method: route.method,
-      resource: route.resource,
-      ...(names.length > 0 ? { pathParameters } : {}),
-      ...(testCase.query ? { query: testCase.query } : {}),
-      ...(testCase.body !== undefined ? { body: testCase.body } : {}),
-    }),
-  );
-}
-
-/** The name-shaped path parameters of an operation, each broken in turn. */
-function invalidNameCases(operation: Operation): Case[] {
-  const route = ROUTES.find((candidate) => candidate.operation === operation);
-  return ['tenant', 'stream']
-    .filter((name) => route?.resource.includes(`{${name}}`))
-    .map((name) => ({
-      label: `an invalid ${name} name`,
-      params: { [name]: 'Not_Valid' },
-      body: '[1]',
-    }));
-}
-
 const produced = new Set<string>();
 
 describe('docs/openapi.yaml', () => {

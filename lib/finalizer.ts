@@ -11,8 +11,8 @@ export interface FinalizerOptions {
   readonly s3: S3Client;
   readonly queue: WorkQueue;
   /**
-   * Seconds after a deletion's request before its location may be verified: longer than an
-   * ingest admitted just before the tombstone can take to land its object.
+   * The longest an admitted ingest may take to land its object. Verification waits for
+   * ingests still in flight, but never longer than this after the last one was admitted.
    */
   readonly ingestGraceSeconds: number;
   /** Rounds of listing a location afresh before giving up on it ever being empty. */
@@ -65,7 +65,7 @@ export class Finalizer {
 
   async finalize(deletion: DeletionRecord): Promise<FinalizeOutcome> {
     if (!isReadyToVerify(deletion)) return 'not-ready';
-    const waitMs = Date.parse(deletion.requestedAt) + this.#graceMs - this.#now().getTime();
+    const waitMs = await this.#ingestWait(deletion);
     if (waitMs > 0) {
       await this.#queue.send([{ ...fenceOf(deletion), type: 'finalize' }], waitMs / 1000);
       return 'delayed';
@@ -90,5 +90,16 @@ export class Finalizer {
       return (await this.#store.fail(deletion, reason)) === 'recorded' ? 'failed' : 'fenced';
     }
     return (await this.#store.nextRound(deletion)) === 'recorded' ? 'next-round' : 'fenced';
+  }
+
+  /** Milliseconds until no ingest admitted before the tombstone can still be writing. */
+  async #ingestWait(deletion: DeletionRecord): Promise<number> {
+    const stream = await this.#store.getStream(deletion.tenant, deletion.stream);
+    if (stream?.deletionId !== deletion.deletionId || !stream.inflightIngests) return 0;
+    return (
+      Date.parse(stream.lastIngestAt ?? deletion.requestedAt) +
+      this.#graceMs -
+      this.#now().getTime()
+    );
   }
 }

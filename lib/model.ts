@@ -50,6 +50,9 @@ export interface StreamRecord {
   createdAt: string;
   updatedAt: string;
   deletionId?: string;
+  /** Ingests admitted and not yet finished; a writer that died leaves its count behind. */
+  inflightIngests?: number;
+  lastIngestAt?: string;
 }
 
 export interface DeletionRecord {

@@ -67,8 +67,8 @@ export function createPipeline({ config, clients, now, onUnexpectedError }: Pipe
   });
   const writer = new EventWriter({
     client: clients.s3,
-    // An admitted write must land well inside the grace before verification.
-    timeoutMs: Math.max(1_000, (config.ingestGraceSeconds * 1000) / 2),
+    // An admitted write is abandoned well inside the grace a deletion allows it.
+    timeoutMs: Math.max(1_000, config.ingestGraceSeconds * 700),
     ...clock,
   });
   const api = createHttpApi({

@@ -14,6 +14,7 @@ import {
   keys,
   OPEN_DELETIONS,
   type PageRecord,
+  type StreamRecord,
 } from './model.ts';
 import {
   backoff,
@@ -73,6 +74,17 @@ export class ProgressStore {
       }),
     );
     return Item as DeletionRecord | undefined;
+  }
+
+  async getStream(tenant: string, stream: string): Promise<StreamRecord | undefined> {
+    const { Item } = await this.#client.send(
+      new GetCommand({
+        TableName: this.#table,
+        Key: keys.stream(tenant, stream),
+        ConsistentRead: true,
+      }),
+    );
+    return Item as StreamRecord | undefined;
   }
 
   async getChain(deletion: DeletionRecord, chainId: string): Promise<ChainRecord | undefined> {

@@ -178,8 +178,9 @@ export class StreamRegistry {
   }
 
   /**
-   * Admits one ingest: the condition (ACTIVE) is decided by DynamoDB, and the stamp it leaves
-   * orders this write before any later deletion of the same incarnation.
+   * Admits one ingest: the condition (ACTIVE) is decided by DynamoDB. The write is counted in
+   * flight until `releaseIngest`, so a deletion requested meanwhile verifies its location only
+   * after the write landed (or after the grace, if the writer died).
    */
   async admitIngest(tenant: string, stream: string): Promise<StreamRecord> {
     try {
@@ -187,7 +188,7 @@ export class StreamRegistry {
         new UpdateCommand({
           TableName: this.#table,
           Key: keys.stream(tenant, stream),
-          UpdateExpression: 'SET lastIngestAt = :now ADD ingests :one',
+          UpdateExpression: 'SET lastIngestAt = :now ADD ingests :one, inflightIngests :one',
           ConditionExpression: streamIsActive,
           ExpressionAttributeNames: names,
           ExpressionAttributeValues: {
@@ -207,6 +208,23 @@ export class StreamRegistry {
         throw new StreamDeletingError(tenant, stream, old.deletionId, this.#retryAfter);
       }
       throw new StreamNotFoundError(tenant, stream);
+    }
+  }
+
+  /** Ends an admitted ingest, whatever became of its write. */
+  async releaseIngest(admitted: StreamRecord): Promise<void> {
+    try {
+      await this.#client.send(
+        new UpdateCommand({
+          TableName: this.#table,
+          Key: keys.stream(admitted.tenant, admitted.stream),
+          UpdateExpression: 'ADD inflightIngests :minusOne',
+          ConditionExpression: 'generation = :generation',
+          ExpressionAttributeValues: { ':minusOne': -1, ':generation': admitted.generation },
+        }),
+      );
+    } catch (error) {
+      if (!isConditionFailure(error)) throw error;
     }
   }
 

@@ -103,7 +103,12 @@ export function createHttpApi({
       }
       const events = parseEvents(request.body);
       const stream = await registry.admitIngest(tenant, name);
-      const key = await writer.write(stream, events);
+      let key: string;
+      try {
+        key = await writer.write(stream, events);
+      } finally {
+        await registry.releaseIngest(stream);
+      }
       return { status: 201, body: { key, count: events.length } };
     },
 

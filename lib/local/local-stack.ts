@@ -10,7 +10,7 @@ import { type LocalFunction, type LocalResources, provision } from './provision.
 import { QueuePoller } from './queue-poller.ts';
 import { StreamPoller } from './stream-poller.ts';
 import { apiRoutes, synthesizeTemplate } from './template.ts';
-import { serializeTransactions } from './transaction-lock.ts';
+import { serializeTransactions, TransactionLock } from './transaction-lock.ts';
 
 export interface LocalStackOptions {
   /** An emulator to use; without one, `moto_server` is started on a free port. */
@@ -44,7 +44,6 @@ const ENTRIES: Record<string, () => Promise<unknown>> = {
 
 /** Settings the local stack changes from the deployed defaults, so that it is quick to watch. */
 const LOCAL_DEFAULTS: Record<string, string> = {
-  [ENV.ingestGraceSeconds]: '2',
   [ENV.retryAfterSeconds]: '5',
 };
 
@@ -116,9 +115,9 @@ export class LocalStack {
     log: (message: string) => void,
   ): Promise<LocalStack> {
     const template = synthesizeTemplate();
+    const lock = new TransactionLock();
     const baseClients = createClients(process.env);
-    serializeTransactions(baseClients.dynamodb);
-    const clients = options.wrapClients?.(baseClients) ?? baseClients;
+    serializeTransactions(baseClients.dynamodb, lock);
     const resources = await provision(template, baseClients, {
       namePrefix: options.namePrefix ?? 'lethe',
       region,
@@ -126,6 +125,10 @@ export class LocalStack {
         ? { visibilityTimeoutSeconds: options.visibilityTimeoutSeconds }
         : {}),
     });
+
+    // The handlers' clients (wrapped after provisioning, so wrappers see only pipeline calls).
+    const clients = options.wrapClients?.(baseClients) ?? baseClients;
+    if (clients.dynamodb !== baseClients.dynamodb) serializeTransactions(clients.dynamodb, lock);
 
     const handlers = new Map<string, Handler>();
     for (const fn of resources.functions) {

@@ -12,7 +12,6 @@ export interface TestTarget {
 
 /** Settings that make the local pipeline quick to observe in tests. */
 export const FAST_SETTINGS = {
-  LETHE_INGEST_GRACE_SECONDS: '1',
   LETHE_STALE_AFTER_SECONDS: '5',
   LETHE_RETRY_AFTER_SECONDS: '2',
 };

@@ -26,7 +26,6 @@ describe('restarting the local runtime mid-deletion', () => {
       LETHE_LOCAL_VISIBILITY_TIMEOUT_SECONDS: '4',
       LETHE_SWEEP_INTERVAL_SECONDS: '1',
       LETHE_STALE_AFTER_SECONDS: '3',
-      LETHE_INGEST_GRACE_SECONDS: '1',
     };
     const first = await startRuntimeProcess(env);
     running.push(first);

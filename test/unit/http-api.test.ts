@@ -22,6 +22,7 @@ function api() {
     get: vi.fn<StreamRegistry['get']>(async () => aStream()),
     list: vi.fn<StreamRegistry['list']>(async () => ({ streams: [aStream()] })),
     admitIngest: vi.fn<StreamRegistry['admitIngest']>(async () => aStream()),
+    releaseIngest: vi.fn<StreamRegistry['releaseIngest']>(async () => {}),
     requestDeletion: vi.fn<StreamRegistry['requestDeletion']>(async () => ({
       created: true,
       deletion: aDeletion({ state: 'PENDING' }),

@@ -1,7 +1,9 @@
 import { vi } from 'vitest';
 import type { Fetch } from '../../lib/cli/client.ts';
-import type { CliDependencies } from '../../lib/cli/main.ts';
+import { type CliDependencies, run } from '../../lib/cli/main.ts';
 import type { Output } from '../../lib/cli/progress.ts';
+import { type DeletionReceipt, toReceipt } from '../../lib/model.ts';
+import { aDeletion } from './records.ts';
 
 /** An output stream that remembers what was written, as a TTY or as a pipe. */
 export function memoryOutput(options: { isTTY?: boolean; columns?: number } = {}) {
@@ -73,4 +75,22 @@ export function cliDependencies(overrides: Partial<CliDependencies> = {}) {
     ...overrides,
   };
   return { deps, stdout, stderr };
+}
+
+export const LOCAL = ['--endpoint', 'http://127.0.0.1:3000'];
+
+export const aReceipt = (overrides: Parameters<typeof aDeletion>[0] = {}): DeletionReceipt =>
+  toReceipt(aDeletion(overrides));
+
+export const apiError = (status: number, code: string, message: string): FakeReply => ({
+  status,
+  body: { error: { code, message } },
+});
+
+/** Runs lethe against the local endpoint, answered by `reply`. */
+export async function lethe(argv: string[], reply: (request: SentRequest) => FakeReply) {
+  const api = fakeFetch(reply);
+  const { deps, stdout, stderr } = cliDependencies({ fetch: api.fetch });
+  const code = await run([...argv, ...LOCAL], deps);
+  return { code, stdout: stdout.text(), stderr: stderr.text(), sent: api.sent };
 }

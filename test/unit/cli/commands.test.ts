@@ -1,0 +1,270 @@
+import { describe, expect, it } from 'vitest';
+import { run } from '../../../lib/cli/main.ts';
+import { toReceipt, toStreamView } from '../../../lib/model.ts';
+import { apiError, aReceipt, cliDependencies, fakeFetch, LOCAL, lethe } from '../../helpers/cli.ts';
+import { aDeletion, aStream, DELETION_ID } from '../../helpers/records.ts';
+
+const STREAM = toStreamView(aStream());
+
+describe('streams', () => {
+  it('create says a new incarnation was created', async () => {
+    // Act
+    const result = await lethe(['streams', 'create', 'acme/logs'], () => ({
+      status: 201,
+      body: STREAM,
+    }));
+
+    // Assess
+    expect(result.code).toBe(0);
+    expect(result.sent.map((request) => `${request.method} ${request.url}`)).toEqual([
+      'PUT http://127.0.0.1:3000/v1/tenants/acme/streams/logs',
+    ]);
+    expect(result.stdout).toBe(
+      'created acme/logs generation 1 at s3://lethe-data/streams/acme/logs/1/\n',
+    );
+  });
+
+  it('create says when the stream was already ACTIVE', async () => {
+    // Act
+    const result = await lethe(['streams', 'create', 'acme/logs'], () => ({
+      status: 200,
+      body: STREAM,
+    }));
+
+    // Assess
+    expect(result.stdout).toBe(
+      'acme/logs is already ACTIVE, generation 1 at s3://lethe-data/streams/acme/logs/1/\n',
+    );
+  });
+
+  it('get --json prints the raw JSON response', async () => {
+    // Act
+    const result = await lethe(['streams', 'get', 'acme/logs', '--json'], () => ({
+      status: 200,
+      body: STREAM,
+    }));
+
+    // Assess
+    expect(JSON.parse(result.stdout)).toEqual(STREAM);
+    expect(result.stdout.endsWith('}\n')).toBe(true);
+  });
+
+  it('--json prints the error body on stdout too', async () => {
+    // Act
+    const result = await lethe(['streams', 'get', 'acme/logs', '--json'], () =>
+      apiError(404, 'StreamNotFound', 'stream acme/logs does not exist'),
+    );
+
+    // Assess
+    expect(result.code).toBe(3);
+    expect(result.stdout).toBe(
+      '{"error":{"code":"StreamNotFound","message":"stream acme/logs does not exist"}}\n',
+    );
+  });
+
+  it('list prints a table, and how to get the next page', async () => {
+    // Prepare
+    const other = toStreamView(
+      aStream({ stream: 'metrics', generation: 3, prefix: 'streams/acme/metrics/3/' }),
+    );
+
+    // Act
+    const result = await lethe(['streams', 'list', 'acme', '--limit', '2'], () => ({
+      status: 200,
+      body: { streams: [STREAM, other], nextToken: 'tok' },
+    }));
+
+    // Assess
+    expect(result.sent[0]?.url).toBe('http://127.0.0.1:3000/v1/tenants/acme/streams?limit=2');
+    expect(result.stdout).toBe(
+      [
+        'STREAM   STATE   GENERATION  CREATED                   LOCATION',
+        'logs     ACTIVE  1           2026-02-01T00:00:00.000Z  s3://lethe-data/streams/acme/logs/1/',
+        'metrics  ACTIVE  3           2026-02-01T00:00:00.000Z  s3://lethe-data/streams/acme/metrics/3/',
+        'more: --next-token tok',
+        '',
+      ].join('\n'),
+    );
+  });
+
+  it('list says when a tenant has no streams', async () => {
+    // Act
+    const result = await lethe(['streams', 'list', 'acme'], () => ({
+      status: 200,
+      body: { streams: [] },
+    }));
+
+    // Assess
+    expect(result.stdout).toBe('no streams for tenant acme\n');
+  });
+});
+
+describe('ingest', () => {
+  it('sends the file as it is and says where the events went', async () => {
+    // Prepare
+    const api = fakeFetch(() => ({
+      status: 201,
+      body: { key: 'streams/acme/logs/1/e.json', count: 2 },
+    }));
+    const { deps, stdout } = cliDependencies({
+      fetch: api.fetch,
+      readInput: async (file) => new TextEncoder().encode(file === 'events.json' ? '[1, 2]' : ''),
+    });
+
+    // Act
+    const code = await run(['ingest', 'acme/logs', 'events.json', ...LOCAL], deps);
+
+    // Assess
+    expect(code).toBe(0);
+    expect(api.sent).toEqual([
+      {
+        method: 'POST',
+        url: 'http://127.0.0.1:3000/v1/tenants/acme/streams/logs/events',
+        headers: { accept: 'application/json', 'content-type': 'application/json' },
+        body: '[1, 2]',
+      },
+    ]);
+    expect(stdout.text()).toBe('stored 2 events in streams/acme/logs/1/e.json\n');
+  });
+});
+
+describe('deleting', () => {
+  const DELETION = `http://127.0.0.1:3000/v1/tenants/acme/deletions/${DELETION_ID}`;
+
+  it('without --wait prints the receipt and how to follow it', async () => {
+    // Act
+    const result = await lethe(['delete', 'acme/logs'], () => ({
+      status: 202,
+      body: aReceipt({ state: 'PENDING', attempts: 0 }),
+      headers: { Location: `/v1/tenants/acme/deletions/${DELETION_ID}` },
+    }));
+
+    // Assess
+    expect(result.code).toBe(0);
+    expect(result.sent.map((request) => request.method)).toEqual(['DELETE']);
+    expect(result.stdout).toBe(
+      `PENDING acme/logs generation 1: 0 objects (0 B) deleted so far (deletion ${DELETION_ID}, attempts 0)\n` +
+        `follow it: lethe deletions get acme ${DELETION_ID}\n`,
+    );
+  });
+
+  it('with --wait follows the receipt to COMPLETED and ends with its summary', async () => {
+    // Prepare
+    const reads = [
+      aReceipt({ state: 'RUNNING', objectsDeleted: 1_000, bytesDeleted: 10_000 }),
+      aReceipt({
+        state: 'COMPLETED',
+        objectsDeleted: 2_406,
+        bytesDeleted: 1_258_291,
+        completedAt: '2026-03-01T11:00:08.400Z',
+      }),
+    ];
+    const api = fakeFetch((request) =>
+      request.method === 'DELETE'
+        ? { status: 202, body: aReceipt({ state: 'PENDING', attempts: 0 }) }
+        : { status: 200, body: reads.shift() },
+    );
+    const { deps, stdout, stderr } = cliDependencies({ fetch: api.fetch });
+
+    // Act
+    const code = await run(['delete', 'acme/logs', '--wait', '--interval', '2', ...LOCAL], deps);
+
+    // Assess
+    expect(code).toBe(0);
+    expect(api.sent.map((request) => `${request.method} ${request.url}`)).toEqual([
+      'DELETE http://127.0.0.1:3000/v1/tenants/acme/streams/logs',
+      `GET ${DELETION}`,
+      `GET ${DELETION}`,
+    ]);
+    expect(stderr.text()).toBe(
+      [
+        'lethe: PENDING, 0 objects deleted, - objects/s, elapsed 0s',
+        'lethe: RUNNING, 1,000 objects deleted, 500 objects/s, elapsed 2s',
+        'lethe: COMPLETED, 2,406 objects deleted, 602 objects/s, elapsed 4s',
+        '',
+      ].join('\n'),
+    );
+    expect(stdout.text()).toBe(
+      `COMPLETED acme/logs generation 1: 2,406 objects (1.2 MiB) deleted in 8s, location verified empty (deletion ${DELETION_ID}, attempts 1)\n`,
+    );
+  });
+
+  it('with --wait --json prints only the final receipt, and no progress', async () => {
+    // Prepare
+    const done = aReceipt({ state: 'COMPLETED', completedAt: '2026-03-01T11:00:01.000Z' });
+    const result = await lethe(['streams', 'delete', 'acme/logs', '--wait', '--json'], (request) =>
+      request.method === 'DELETE'
+        ? { status: 202, body: aReceipt({ state: 'PENDING' }) }
+        : { status: 200, body: done },
+    );
+
+    // Assess
+    expect(result.code).toBe(0);
+    expect(result.stderr).toBe('');
+    expect(result.stdout).toBe(`${JSON.stringify(done)}\n`);
+  });
+
+  it('with --wait exits 5 when the deletion ends FAILED, with the failures', async () => {
+    // Prepare
+    const failed = toReceipt(
+      aDeletion({ state: 'FAILED', objectsDeleted: 8, bytesDeleted: 80, failedObjects: 2 }),
+      [
+        { key: 'streams/acme/logs/1/a.json', code: 'AccessDenied', message: 'Access Denied' },
+        { key: 'streams/acme/logs/1/b.json', code: 'AccessDenied', message: 'Access Denied' },
+      ],
+    );
+
+    // Act
+    const result = await lethe(['delete', 'acme/logs', '--wait'], (request) =>
+      request.method === 'DELETE'
+        ? { status: 202, body: aReceipt({ state: 'PENDING' }) }
+        : { status: 200, body: failed },
+    );
+
+    // Assess
+    expect(result.code).toBe(5);
+    expect(result.stdout).toBe(
+      [
+        `FAILED acme/logs generation 1: 8 objects (80 B) deleted, 2 could not be (deletion ${DELETION_ID}, attempts 1)`,
+        '  AccessDenied streams/acme/logs/1/a.json: Access Denied',
+        '  AccessDenied streams/acme/logs/1/b.json: Access Denied',
+        '',
+      ].join('\n'),
+    );
+  });
+
+  it('deletions get exits 5 for a FAILED receipt and 0 for a running one', async () => {
+    // Act
+    const failed = await lethe(['deletions', 'get', 'acme', DELETION_ID], () => ({
+      status: 200,
+      body: toReceipt(
+        aDeletion({ state: 'FAILED', reason: { code: 'Stalled', message: 'no progress' } }),
+      ),
+    }));
+    const running = await lethe(['deletions', 'get', 'acme', DELETION_ID], () => ({
+      status: 200,
+      body: aReceipt({ state: 'RUNNING', objectsDeleted: 5 }),
+    }));
+
+    // Assess
+    expect(failed.code).toBe(5);
+    expect(failed.stdout).toBe(
+      `FAILED acme/logs generation 1: 0 objects (0 B) deleted (deletion ${DELETION_ID}, attempts 1)\n  Stalled: no progress\n`,
+    );
+    expect(running.code).toBe(0);
+  });
+
+  it('deletions retry posts to the retry route', async () => {
+    // Act
+    const result = await lethe(['deletions', 'retry', 'acme', DELETION_ID], () => ({
+      status: 202,
+      body: aReceipt({ state: 'PENDING', attempts: 0 }),
+    }));
+
+    // Assess
+    expect(result.code).toBe(0);
+    expect(result.sent.map((request) => `${request.method} ${request.url}`)).toEqual([
+      `POST ${DELETION}/retry`,
+    ]);
+  });
+});

@@ -12,17 +12,26 @@ export type DeletionKeys = {
   generation?: number;
 };
 
-/** One invocation, or one record of it: its logger, its deletion, its invocation's metrics. */
+/** Log methods that add the current scope's deletion keys to every line. */
+export interface ScopedLog {
+  debug(message: string, attributes?: Record<string, unknown>): void;
+  info(message: string, attributes?: Record<string, unknown>): void;
+  warn(message: string, attributes?: Record<string, unknown>): void;
+  error(message: string, attributes?: Record<string, unknown> | Error): void;
+}
+
+/** One invocation, or one record of it: its deletion, its invocation's metrics. */
 interface Scope {
-  readonly logger: Logger;
   readonly keys: DeletionKeys;
+  readonly log: ScopedLog;
   /** Shared by the records of one invocation; counters hold one sum, samples many values. */
   readonly values: Map<MetricKey, number[]>;
 }
 
 /**
  * Invocations of one handler may run concurrently in one process (the local runtime does), so
- * their state lives in the async context of each invocation, never in a module-level object.
+ * their state lives in the async context of each invocation, never in a module-level object:
+ * the one Logger adds each scope's keys per call, and metrics are counted per invocation.
  */
 const scopes = new AsyncLocalStorage<Scope>();
 
@@ -39,17 +48,25 @@ export interface TelemetryOptions {
 
 /** Structured logs and EMF metrics of one function, scoped per invocation and per record. */
 export class Telemetry {
+  /** Logs with the keys of the current invocation or record. */
+  readonly logger: ScopedLog;
   readonly #root: Logger;
   readonly #metrics: Metrics | undefined;
 
   constructor(options: TelemetryOptions) {
     this.#root = options.logger;
     this.#metrics = options.metrics;
-  }
-
-  /** The logger of the current invocation or record, carrying its deletion's keys. */
-  get logger(): Logger {
-    return scopes.getStore()?.logger ?? this.#root;
+    const root = options.logger;
+    const withKeys = (attributes?: Record<string, unknown> | Error) => ({
+      ...scopes.getStore()?.keys,
+      ...(attributes instanceof Error ? { error: attributes } : attributes),
+    });
+    this.logger = {
+      debug: (message, attributes) => root.debug(message, withKeys(attributes)),
+      info: (message, attributes) => root.info(message, withKeys(attributes)),
+      warn: (message, attributes) => root.warn(message, withKeys(attributes)),
+      error: (message, attributes) => root.error(message, withKeys(attributes)),
+    };
   }
 
   /**
@@ -61,10 +78,9 @@ export class Telemetry {
     keys: DeletionKeys,
     run: () => Promise<T>,
   ): Promise<T> {
-    const logger = this.#root.createChild();
-    if (context) logger.addContext(context);
-    logger.appendPersistentKeys(keysOf(keys));
-    const scope: Scope = { logger, keys: keysOf(keys), values: new Map() };
+    // Lambda runs one invocation at a time per environment (Powertools scopes it otherwise).
+    if (context) this.#root.addContext(context);
+    const scope: Scope = { keys: keysOf(keys), log: this.logger, values: new Map() };
     try {
       return await scopes.run(scope, run);
     } finally {
@@ -72,21 +88,26 @@ export class Telemetry {
     }
   }
 
-  /** Runs `run` with a logger that adds these keys, e.g. for one record of a batch. */
+  /** Runs `run` with these keys added to its log lines, e.g. for one record of a batch. */
   scope<T>(keys: DeletionKeys, run: () => Promise<T>): Promise<T> {
     const parent = scopes.getStore();
-    const logger = (parent?.logger ?? this.#root).createChild();
-    const merged = { ...parent?.keys, ...keysOf(keys) };
-    logger.appendPersistentKeys(merged);
-    return scopes.run({ logger, keys: merged, values: parent?.values ?? new Map() }, run);
+    return scopes.run(
+      {
+        keys: { ...parent?.keys, ...keysOf(keys) },
+        log: this.logger,
+        values: parent?.values ?? new Map(),
+      },
+      run,
+    );
   }
 
   #publish(values: Map<MetricKey, number[]>) {
     if (!this.#metrics || values.size === 0) return;
     // Added and published in one synchronous step: no other invocation can interleave.
     for (const [key, samples] of values) {
-      for (const value of samples)
+      for (const value of samples) {
         this.#metrics.addMetric(METRICS[key].name, METRICS[key].unit, value);
+      }
     }
     this.#metrics.publishStoredMetrics();
   }
@@ -105,8 +126,8 @@ export function sample(metric: MetricKey, value: number) {
   values?.set(metric, [...(values.get(metric) ?? []), value]);
 }
 
-/** The current invocation's logger, for code below the handlers that has none of its own. */
-export const currentLogger = (): Logger | undefined => scopes.getStore()?.logger;
+/** The current invocation's log, for code below the handlers that has none of its own. */
+export const currentLogger = (): ScopedLog | undefined => scopes.getStore()?.log;
 
 /**
  * Completes the current scope's keys once its deletion has been read (a work message names
@@ -116,7 +137,6 @@ export function learn(deletion: Required<Pick<DeletionKeys, 'deletionId' | 'stre
   const scope = scopes.getStore();
   if (!scope || scope.keys.deletionId !== deletion.deletionId || scope.keys.stream) return;
   scope.keys.stream = deletion.stream;
-  scope.logger.appendPersistentKeys({ stream: deletion.stream });
 }
 
 /** The part of an SDK client's middleware stack this module uses. */

@@ -2,6 +2,7 @@ import { Readable } from 'node:stream';
 import { DynamoDBClient, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { HeadBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { DynamoDBDocumentClient, GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import type { Context } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { publishesMetrics } from '../../functions/runtime.ts';
@@ -191,6 +192,20 @@ describe('log lines', () => {
 
     // Assess
     expect(captured.logs()).toEqual([expect.objectContaining({ stream: 'clicks', generation: 3 })]);
+  });
+
+  it('carry the Lambda request id of their invocation', async () => {
+    // Prepare
+    const handler = workerHandler(workerWith({ 1: deleted(1) }), captured.telemetry);
+    const context = (awsRequestId: string) =>
+      ({ awsRequestId, functionName: 'lethe-worker', memoryLimitInMB: '512' }) as Context;
+
+    // Act
+    await handler(sqsEvent(page(1)), context('req-1'));
+    await handler(sqsEvent(page(1)), context('req-2'));
+
+    // Assess
+    expect(captured.logs().map((line) => line.function_request_id)).toEqual(['req-1', 'req-2']);
   });
 
   it('name the stream on the failure of a message whose deletion was read', async () => {

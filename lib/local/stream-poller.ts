@@ -22,8 +22,25 @@ export interface StreamPollerOptions {
   readonly queueUrlOf: (arn: string) => string | undefined;
   readonly region: string;
   readonly idleMs?: number;
+  /** Least milliseconds between re-anchorings of an idle shard's iterator. @default 1000 */
+  readonly reanchorMs?: number;
   readonly log?: (message: string) => void;
 }
+
+/** Where the poller is in one shard. */
+interface ShardCursor {
+  iterator: string | undefined;
+  startingSequence?: string;
+  /** Highest sequence number read so far. */
+  last?: bigint;
+  /** Event ids read lately: a re-anchored iterator re-reads a few records, delivered once. */
+  recent: string[];
+  reanchoredAt: number;
+}
+
+/** Records a re-anchored iterator reads again: more than a failed transaction can leave behind. */
+const REWIND = 4n;
+const RECENT = 64;
 
 /**
  * Polls a DynamoDB stream the way Lambda's event source mapping does: every shard from the
@@ -33,7 +50,7 @@ export interface StreamPollerOptions {
  */
 export class StreamPoller {
   readonly #options: StreamPollerOptions;
-  readonly #iterators = new Map<string, string | undefined>();
+  readonly #shards = new Map<string, ShardCursor>();
   #running = false;
   #loop: Promise<void> | undefined;
 
@@ -57,9 +74,9 @@ export class StreamPoller {
       let delivered = 0;
       try {
         await this.#discoverShards();
-        for (const [shardId, iterator] of this.#iterators) {
-          if (!iterator || !this.#running) continue;
-          delivered += await this.#pollShard(shardId, iterator);
+        for (const [shardId, cursor] of this.#shards) {
+          if (!cursor.iterator || !this.#running) continue;
+          delivered += await this.#pollShard(shardId, cursor);
         }
       } catch (error) {
         this.#options.log?.(`stream poller: ${(error as Error).message}`);
@@ -76,7 +93,7 @@ export class StreamPoller {
         new DescribeStreamCommand({ StreamArn: source.sourceArn, ExclusiveStartShardId: start }),
       );
       for (const shard of StreamDescription?.Shards ?? []) {
-        if (!shard.ShardId || this.#iterators.has(shard.ShardId)) continue;
+        if (!shard.ShardId || this.#shards.has(shard.ShardId)) continue;
         const { ShardIterator } = await streams.send(
           new GetShardIteratorCommand({
             StreamArn: source.sourceArn,
@@ -84,24 +101,79 @@ export class StreamPoller {
             ShardIteratorType: 'TRIM_HORIZON',
           }),
         );
-        this.#iterators.set(shard.ShardId, ShardIterator);
+        this.#shards.set(shard.ShardId, {
+          iterator: ShardIterator,
+          startingSequence: shard.SequenceNumberRange?.StartingSequenceNumber,
+          recent: [],
+          reanchoredAt: Date.now(),
+        });
       }
       start = StreamDescription?.LastEvaluatedShardId;
     } while (start);
   }
 
-  async #pollShard(shardId: string, iterator: string): Promise<number> {
+  async #pollShard(shardId: string, cursor: ShardCursor): Promise<number> {
     const { streams, source } = this.#options;
     const { Records = [], NextShardIterator } = await streams.send(
-      new GetRecordsCommand({ ShardIterator: iterator, Limit: source.batchSize }),
+      new GetRecordsCommand({ ShardIterator: cursor.iterator, Limit: source.batchSize }),
     );
-    const records = Records.map((record) => this.#toLambdaRecord(record)).filter((record) =>
-      passesFilters(record, source.filters),
-    );
+    const unseen = Records.filter((record) => !cursor.recent.includes(record.eventID ?? ''));
+    const records = unseen
+      .map((record) => this.#toLambdaRecord(record))
+      .filter((record) => passesFilters(record, source.filters));
     if (records.length > 0) await this.#deliver(shardId, records);
     // Only now does the shard move on: a crash before this point replays the batch.
-    this.#iterators.set(shardId, NextShardIterator);
+    for (const record of unseen) {
+      cursor.recent.push(record.eventID ?? '');
+      const sequence = BigInt(record.dynamodb?.SequenceNumber ?? '0');
+      if (cursor.last === undefined || sequence > cursor.last) cursor.last = sequence;
+    }
+    cursor.recent.splice(0, Math.max(0, cursor.recent.length - RECENT));
+    const reanchored = Records.length === 0 ? await this.#reanchor(shardId, cursor) : undefined;
+    cursor.iterator = reanchored ?? NextShardIterator;
     return Records.length;
+  }
+
+  /**
+   * An idle shard's iterator is taken afresh now and then, a few records back. moto replaces a
+   * table with a deep copy of itself when a TransactWriteItems fails a condition, stream and
+   * all: an iterator of the old copy never sees another record, and the new copy numbers its
+   * next records from where the copy was taken. Re-read records are recognised by event id.
+   */
+  async #reanchor(shardId: string, cursor: ShardCursor): Promise<string | undefined> {
+    const now = Date.now();
+    if (now - cursor.reanchoredAt < (this.#options.reanchorMs ?? 1000)) return undefined;
+    cursor.reanchoredAt = now;
+    const { streams, source } = this.#options;
+    const from = cursor.last === undefined ? undefined : cursor.last - REWIND;
+    const floor = cursor.startingSequence ? BigInt(cursor.startingSequence) : undefined;
+    const attempts =
+      from === undefined || (floor !== undefined && from < floor)
+        ? [{ ShardIteratorType: 'TRIM_HORIZON' as const }]
+        : [
+            { ShardIteratorType: 'AT_SEQUENCE_NUMBER' as const, SequenceNumber: String(from) },
+            // Streams whose sequence numbers are not consecutive (DynamoDB's own) refuse a
+            // number no record has: start after the last record read instead.
+            {
+              ShardIteratorType: 'AFTER_SEQUENCE_NUMBER' as const,
+              SequenceNumber: String(cursor.last),
+            },
+          ];
+    for (const position of attempts) {
+      try {
+        const { ShardIterator } = await streams.send(
+          new GetShardIteratorCommand({
+            StreamArn: source.sourceArn,
+            ShardId: shardId,
+            ...position,
+          }),
+        );
+        if (ShardIterator) return ShardIterator;
+      } catch {
+        // try the next position; without any, the shard keeps its iterator
+      }
+    }
+    return undefined;
   }
 
   async #deliver(shardId: string, records: DynamoDBRecord[]): Promise<void> {

@@ -13,6 +13,8 @@ export interface LetheConfig {
   maxEventsBytes: number;
   retryAfterSeconds: number;
   receiptRetentionDays: number;
+  /** `auto`: ask the bucket whether it keeps versions; `off`: the bucket is known not to. */
+  bucketVersioning: 'auto' | 'off';
 }
 
 /** Environment variable of each setting, shared by the stack and the local runtime. */
@@ -29,6 +31,7 @@ export const ENV = {
   maxEventsBytes: 'LETHE_MAX_EVENTS_BYTES',
   retryAfterSeconds: 'LETHE_RETRY_AFTER_SECONDS',
   receiptRetentionDays: 'LETHE_RECEIPT_RETENTION_DAYS',
+  bucketVersioning: 'LETHE_BUCKET_VERSIONING',
 } as const satisfies Record<keyof LetheConfig, string>;
 
 export const DEFAULTS = {
@@ -44,6 +47,12 @@ export const DEFAULTS = {
 } as const;
 
 type Env = Record<string, string | undefined>;
+
+function versioning(value: string | undefined): LetheConfig['bucketVersioning'] {
+  if (value === undefined || value === '' || value === 'auto') return 'auto';
+  if (value === 'off') return 'off';
+  throw new Error(`${ENV.bucketVersioning} must be auto or off (got ${value})`);
+}
 
 /** Reads the configuration; settings a function does not use may be absent from its env. */
 export function loadConfig(env: Env = process.env): LetheConfig {
@@ -77,5 +86,6 @@ export function loadConfig(env: Env = process.env): LetheConfig {
     maxEventsBytes: int('maxEventsBytes', 1, 6 * 1024 * 1024),
     retryAfterSeconds: int('retryAfterSeconds', 1, 3600),
     receiptRetentionDays: int('receiptRetentionDays', 1, 36_500),
+    bucketVersioning: versioning(env[ENV.bucketVersioning]),
   };
 }

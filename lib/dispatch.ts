@@ -7,6 +7,7 @@ import type { ChainRecord, DeletionRecord } from './model.ts';
 import { isInside } from './names.ts';
 import { paginatePages } from './pager.ts';
 import type { ProgressStore } from './progress.ts';
+import { isBucketVersioned, versionedChildren } from './version-pager.ts';
 import type { WorkQueue } from './work-queue.ts';
 
 export interface DispatcherOptions {
@@ -14,6 +15,12 @@ export interface DispatcherOptions {
   readonly s3: S3Client;
   readonly queue: WorkQueue;
   readonly finalizer: Finalizer;
+  /**
+   * Ask the bucket whether it keeps versions before the first round (one request per
+   * deletion). Off for a bucket known to be unversioned: verification still finds versions
+   * and starts a versioned round if the bucket turns out to keep them. @default true
+   */
+  readonly detectVersioning?: boolean;
 }
 
 export interface DeletionRef {
@@ -38,8 +45,10 @@ export class Dispatcher {
   readonly #s3: S3Client;
   readonly #queue: WorkQueue;
   readonly #finalizer: Finalizer;
+  readonly #detectVersioning: boolean;
 
   constructor(options: DispatcherOptions) {
+    this.#detectVersioning = options.detectVersioning ?? true;
     this.#store = options.store;
     this.#s3 = options.s3;
     this.#queue = options.queue;
@@ -50,9 +59,12 @@ export class Dispatcher {
     let deletion = await this.#store.getDeletion(ref.tenant, ref.deletionId);
     if (!deletion || deletion.round !== ref.round) return 'stale';
     if (deletion.state === 'PENDING') {
-      await this.#store.registerChains(deletion, await this.#plan(deletion));
+      const versioned =
+        deletion.versioned === true ||
+        (this.#detectVersioning && (await isBucketVersioned(this.#s3, deletion.bucket)));
+      await this.#store.registerChains(deletion, await this.#plan(deletion, versioned));
       const registered = await collect(this.#store.chains(deletion));
-      await this.#store.startRound(deletion, registered.length);
+      await this.#store.startRound(deletion, registered.length, versioned);
       deletion = await this.#store.getDeletion(ref.tenant, ref.deletionId);
       if (!deletion || deletion.round !== ref.round) return 'stale';
     }
@@ -83,15 +95,21 @@ export class Dispatcher {
     return messages.length;
   }
 
-  async #plan(deletion: DeletionRecord) {
+  async #plan(deletion: DeletionRecord, versioned: boolean) {
     const children: string[] = [];
     let hasDirectKeys = false;
-    for await (const page of paginatePages(
-      { client: this.#s3 },
-      { Bucket: deletion.bucket, Prefix: deletion.prefix, Delimiter: '/' },
-    )) {
-      children.push(...page.prefixes.filter((prefix) => isInside(prefix, deletion.prefix)));
-      hasDirectKeys ||= page.objects.length > 0;
+    if (versioned) {
+      const listed = await versionedChildren(this.#s3, deletion.bucket, deletion.prefix);
+      children.push(...listed.prefixes.filter((prefix) => isInside(prefix, deletion.prefix)));
+      hasDirectKeys = listed.direct;
+    } else {
+      for await (const page of paginatePages(
+        { client: this.#s3 },
+        { Bucket: deletion.bucket, Prefix: deletion.prefix, Delimiter: '/' },
+      )) {
+        children.push(...page.prefixes.filter((prefix) => isInside(prefix, deletion.prefix)));
+        hasDirectKeys ||= page.objects.length > 0;
+      }
     }
     // Keys directly under the location, beside child prefixes, are left to the next round:
     // the verify step finds them, and that round's listing has no children left to split by.

@@ -2,8 +2,8 @@ import type { S3Client } from '@aws-sdk/client-s3';
 import { failpoint } from './failpoints.ts';
 import { fenceOf } from './messages.ts';
 import type { DeletionRecord } from './model.ts';
-import { firstPage } from './pager.ts';
 import type { ProgressStore } from './progress.ts';
+import { whatIsLeft } from './version-pager.ts';
 import type { WorkQueue } from './work-queue.ts';
 
 export interface FinalizerOptions {
@@ -71,21 +71,24 @@ export class Finalizer {
       return 'delayed';
     }
     failpoint('finalize.before-verify');
-    const listing = await firstPage(
-      { client: this.#s3, pageSize: 1 },
-      { Bucket: deletion.bucket, Prefix: deletion.prefix },
-    );
-    if (listing.objects.length === 0) {
+    // Through versions: a versioned bucket keeps data that a listing of objects cannot see.
+    const left = await whatIsLeft(this.#s3, deletion.bucket, deletion.prefix);
+    if (left.empty) {
       failpoint('finalize.after-verify');
       return (await this.#store.complete(deletion)) === 'recorded' ? 'completed' : 'fenced';
     }
     if (deletion.failedObjects > 0) {
       return (await this.#store.fail(deletion)) === 'recorded' ? 'failed' : 'fenced';
     }
+    if (left.versioned && !deletion.versioned) {
+      // The bucket keeps versions after all: go again, version by version.
+      const outcome = await this.#store.nextRound(deletion, true);
+      return outcome === 'recorded' ? 'next-round' : 'fenced';
+    }
     if (deletion.round >= this.#maxRounds) {
       const reason = {
         code: 'LocationNotEmpty',
-        message: `objects kept appearing under the location after ${deletion.round} rounds, e.g. ${listing.objects[0]?.key}`,
+        message: `objects kept appearing under the location after ${deletion.round} rounds, e.g. ${left.key}`,
       };
       return (await this.#store.fail(deletion, reason)) === 'recorded' ? 'failed' : 'fenced';
     }

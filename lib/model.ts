@@ -77,6 +77,8 @@ export interface DeletionRecord {
   requestedAt: string;
   updatedAt: string;
   completedAt?: string;
+  /** The bucket keeps versions: every version and delete marker is deleted, by version id. */
+  versioned?: boolean;
   /** Why a deletion FAILED when no single key explains it (stalled, location never empties). */
   reason?: { code: string; message: string };
   expiresAt?: number;
@@ -103,12 +105,18 @@ export interface PageRecord {
   lastKey: string;
   count: number;
   bytes: number;
+  /** Versioned buckets: a page of one key's versions that continue on the next page. */
+  partial?: boolean;
+  /** The versions of a partial page, so that a resumed page deletes only its own. */
+  versionIds?: string[];
 }
 
 export interface KeyFailure {
   key: string;
   code: string;
   message: string;
+  /** In a versioned bucket, the version that could not be deleted. */
+  versionId?: string;
 }
 
 export interface StreamView {
@@ -134,7 +142,7 @@ export interface DeletionReceipt {
   completedAt?: string;
   attempts: number;
   /** Keys that could not be deleted, or a key-less reason (a stalled deletion). */
-  failures?: Array<{ key?: string; code: string; message: string }>;
+  failures?: Array<{ key?: string; versionId?: string; code: string; message: string }>;
   failedObjects?: number;
 }
 

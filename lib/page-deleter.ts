@@ -32,6 +32,8 @@ export interface PageResult {
   bytes: number;
   /** Keys that cannot be deleted (AccessDenied, Object Lock): reported, not retried. */
   failures: KeyFailure[];
+  /** Objects among the failures (delete markers that failed are not objects). */
+  failedObjects: number;
   failedBytes: number;
   /** Keys retried after a transient per-key error. */
   retriedKeys: number;
@@ -56,14 +58,15 @@ export class PageDeleter {
   }
 
   async deletePage(bucket: string, objects: ListedObject[]): Promise<PageResult> {
-    const sizes = new Map(objects.map((object) => [object.key, object.size]));
+    const byId = new Map(objects.map((object) => [idOf(object.key, object.versionId), object]));
+    const failed: ListedObject[] = [];
     const failures: KeyFailure[] = [];
-    let pending = objects.map((object) => object.key);
+    let pending = objects;
     let retriedKeys = 0;
     for (let attempt = 0; pending.length > 0; attempt++) {
       if (attempt >= this.#maxAttempts) {
         throw new TransientPageError(
-          `${pending.length} keys still failing after ${attempt} attempts, e.g. ${pending[0]}`,
+          `${pending.length} keys still failing after ${attempt} attempts, e.g. ${pending[0]?.key}`,
         );
       }
       if (attempt > 0) {
@@ -73,26 +76,46 @@ export class PageDeleter {
       const { Errors = [] } = await this.#client.send(
         new DeleteObjectsCommand({
           Bucket: bucket,
-          Delete: { Objects: pending.map((Key) => ({ Key })), Quiet: true },
+          Delete: {
+            Objects: pending.map(({ key, versionId }) => ({
+              Key: key,
+              ...(versionId ? { VersionId: versionId } : {}),
+            })),
+            Quiet: true,
+          },
         }),
       );
-      const retry: string[] = [];
+      const retry: ListedObject[] = [];
       for (const error of Errors) {
-        const key = error.Key ?? '';
-        if (!sizes.has(key)) continue;
-        if (isTransientCode(error.Code)) retry.push(key);
-        else failures.push({ key, code: error.Code ?? 'Unknown', message: error.Message ?? '' });
+        const object = byId.get(idOf(error.Key ?? '', error.VersionId));
+        if (!object) continue;
+        if (isTransientCode(error.Code)) {
+          retry.push(object);
+        } else {
+          failed.push(object);
+          failures.push({
+            key: object.key,
+            code: error.Code ?? 'Unknown',
+            message: error.Message ?? '',
+            ...(object.versionId ? { versionId: object.versionId } : {}),
+          });
+        }
       }
       pending = retry;
     }
-    const failedBytes = failures.reduce((sum, failure) => sum + (sizes.get(failure.key) ?? 0), 0);
-    const totalBytes = objects.reduce((sum, object) => sum + object.size, 0);
+    // Delete markers are removed like versions but are not objects of the stream.
+    const counted = (list: ListedObject[]) => list.filter((object) => !object.marker);
+    const failedBytes = counted(failed).reduce((sum, object) => sum + object.size, 0);
+    const totalBytes = counted(objects).reduce((sum, object) => sum + object.size, 0);
     return {
-      objects: objects.length - failures.length,
+      objects: counted(objects).length - counted(failed).length,
       bytes: totalBytes - failedBytes,
       failures,
+      failedObjects: counted(failed).length,
       failedBytes,
       retriedKeys,
     };
   }
 }
+
+const idOf = (key: string, versionId: string | undefined) => `${key}\u0000${versionId ?? ''}`;

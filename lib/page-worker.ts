@@ -7,6 +7,7 @@ import { isInside } from './names.ts';
 import type { PageDeleter } from './page-deleter.ts';
 import { firstPage, type ListedObject } from './pager.ts';
 import type { ProgressStore } from './progress.ts';
+import { firstVersionPage } from './version-pager.ts';
 import type { WorkQueue } from './work-queue.ts';
 
 export interface PageWorkerOptions {
@@ -69,14 +70,11 @@ export class PageWorker {
     if (chain.lastPage >= message.page) return this.#resume(deletion, chain, message.page);
     if (chain.lastPage !== message.page - 1 || chain.ended) return { outcome: 'stale' };
 
-    const listing = await firstPage(
-      { client: this.#s3, pageSize: this.#pageSize },
-      { Bucket: deletion.bucket, Prefix: chain.prefix, StartAfter: chain.lastKey },
-    );
+    const listing = await this.#list(deletion, chain.prefix, chain.lastKey);
     for (const object of listing.objects) assertInside(object.key, deletion.prefix);
     failpoint('worker.after-list');
     const ended = !listing.truncated;
-    const page = pageOf(chain, message.page, listing.objects);
+    const page = pageOf(chain, message.page, listing);
     const outcome = await this.#store.recordListing(deletion, chain, message.page, page, ended);
     if (outcome === 'fenced') return { outcome: 'stale' };
     if (outcome === 'duplicate') return this.#resume(deletion, chain, message.page);
@@ -85,9 +83,14 @@ export class PageWorker {
       return { outcome: 'chain-ended' };
     }
     failpoint('worker.before-next-page');
-    // Pipelining: the next page is listed by another worker while this one deletes.
-    if (!ended) await this.#sendPage(deletion, chain, message.page + 1);
-    return this.#deleteAndCount(deletion, page, listing.objects);
+    // Pipelining: the next page is listed by another worker while this one deletes. A partial
+    // page (one key's versions that go on) is listed again only once it is deleted.
+    if (!ended && !page.partial) await this.#sendPage(deletion, chain, message.page + 1);
+    const result = await this.#deleteAndCount(deletion, page, listing.objects);
+    if (!ended && page.partial && result.outcome === 'deleted') {
+      await this.#sendPage(deletion, chain, message.page + 1);
+    }
+    return result;
   }
 
   /** Finishes a page that was listed before (a redelivery after a crash, or a duplicate). */
@@ -99,17 +102,34 @@ export class PageWorker {
       return { outcome: 'duplicate' } as const;
     }
     const chain = (await this.#store.getChain(deletion, seen.chainId)) ?? seen;
-    if (chain.lastPage === pageNumber && !chain.ended) {
+    const nextPending = chain.lastPage === pageNumber && !chain.ended;
+    if (nextPending && !page.partial) await this.#sendPage(deletion, chain, pageNumber + 1);
+    const listing = await this.#list(deletion, chain.prefix, page.startAfter);
+    // Only what is left of this page's own range: keys deleted before the crash are gone.
+    const own = new Set(page.versionIds ?? []);
+    const remaining = listing.objects.filter((object) =>
+      page.partial ? own.has(object.versionId ?? '') : object.key <= page.lastKey,
+    );
+    for (const object of remaining) assertInside(object.key, deletion.prefix);
+    const result = await this.#deleteAndCount(deletion, page, remaining);
+    if (nextPending && page.partial && result.outcome === 'deleted') {
       await this.#sendPage(deletion, chain, pageNumber + 1);
     }
-    const listing = await firstPage(
-      { client: this.#s3, pageSize: this.#pageSize },
-      { Bucket: deletion.bucket, Prefix: chain.prefix, StartAfter: page.startAfter },
-    );
-    // Only what is left of this page's own range: keys deleted before the crash are gone.
-    const remaining = listing.objects.filter((object) => object.key <= page.lastKey);
-    for (const object of remaining) assertInside(object.key, deletion.prefix);
-    return this.#deleteAndCount(deletion, page, remaining);
+    return result;
+  }
+
+  /** One page after `startAfter`: keys, or in a versioned bucket every version of whole keys. */
+  async #list(deletion: DeletionRecord, prefix: string, startAfter: string | undefined) {
+    const configuration = { client: this.#s3, pageSize: this.#pageSize };
+    const input = { Bucket: deletion.bucket, Prefix: prefix, StartAfter: startAfter };
+    if (deletion.versioned) return firstVersionPage(configuration, input);
+    const page = await firstPage(configuration, input);
+    return {
+      objects: page.objects,
+      truncated: page.truncated,
+      partial: false,
+      lastKey: page.lastKey,
+    };
   }
 
   async #deleteAndCount(
@@ -123,7 +143,7 @@ export class PageWorker {
     // Counted from the listing that created the page, so a resumed page counts keys that an
     // earlier attempt deleted, and a duplicate counts nothing.
     const counted = {
-      objects: page.count - result.failures.length,
+      objects: page.count - result.failedObjects,
       bytes: page.bytes - result.failedBytes,
       failed: result.failures.length,
     };
@@ -144,17 +164,26 @@ export class PageWorker {
   }
 }
 
-function pageOf(chain: ChainRecord, page: number, objects: ListedObject[]): PageRecord | undefined {
-  const last = objects.at(-1);
-  if (!last) return undefined;
+function pageOf(
+  chain: ChainRecord,
+  page: number,
+  listing: { objects: ListedObject[]; partial: boolean; lastKey?: string | undefined },
+): PageRecord | undefined {
+  const { objects } = listing;
+  if (objects.length === 0) return undefined;
+  // Delete markers are deleted with the page but are not objects of the stream.
+  const counted = objects.filter((object) => !object.marker);
   return {
     chainId: chain.chainId,
     round: chain.round,
     page,
     ...(chain.lastKey ? { startAfter: chain.lastKey } : {}),
-    lastKey: last.key,
-    count: objects.length,
-    bytes: objects.reduce((sum, object) => sum + object.size, 0),
+    lastKey: listing.lastKey ?? objects.at(-1)?.key ?? '',
+    count: counted.length,
+    bytes: counted.reduce((sum, object) => sum + object.size, 0),
+    ...(listing.partial
+      ? { partial: true, versionIds: objects.map((object) => object.versionId ?? '') }
+      : {}),
   };
 }
 

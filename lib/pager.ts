@@ -3,6 +3,10 @@ import { ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
 export interface ListedObject {
   key: string;
   size: number;
+  /** In a versioned bucket: the version to delete. */
+  versionId?: string;
+  /** In a versioned bucket: a delete marker (removed, but not an object of the stream). */
+  marker?: boolean;
 }
 
 export interface Page {

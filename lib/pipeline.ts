@@ -47,7 +47,13 @@ export function createPipeline({ config, clients, now, onUnexpectedError }: Pipe
     maxRounds: config.maxRounds,
     ...clock,
   });
-  const dispatcher = new Dispatcher({ store, s3: clients.s3, queue, finalizer });
+  const dispatcher = new Dispatcher({
+    store,
+    s3: clients.s3,
+    queue,
+    finalizer,
+    detectVersioning: config.bucketVersioning === 'auto',
+  });
   const worker = new PageWorker({
     store,
     s3: clients.s3,

@@ -142,7 +142,11 @@ export class ProgressStore {
   }
 
   /** PENDING -> RUNNING once every chain of the round is registered. False if already done. */
-  async startRound(deletion: DeletionRecord, chainsTotal: number): Promise<boolean> {
+  async startRound(
+    deletion: DeletionRecord,
+    chainsTotal: number,
+    versioned = false,
+  ): Promise<boolean> {
     const now = this.#now().toISOString();
     try {
       await this.#client.send(
@@ -150,7 +154,7 @@ export class ProgressStore {
           TableName: this.#table,
           Key: keys.deletion(deletion.tenant, deletion.deletionId),
           UpdateExpression:
-            'SET #state = :running, chainsTotal = :total, updatedAt = :now, sweepSk = :now',
+            'SET #state = :running, chainsTotal = :total, versioned = :versioned, updatedAt = :now, sweepSk = :now',
           ConditionExpression: deletionIsPendingRound,
           ExpressionAttributeNames: names,
           ExpressionAttributeValues: {
@@ -158,6 +162,7 @@ export class ProgressStore {
             ':pending': 'PENDING',
             ':round': deletion.round,
             ':total': chainsTotal,
+            ':versioned': versioned,
             ':now': now,
           },
         }),
@@ -200,11 +205,13 @@ export class ProgressStore {
     ended: boolean,
   ): Promise<WriteOutcome> {
     const now = this.#now().toISOString();
+    // A partial page (versions of one key that go on) leaves the cursor where it was.
+    const cursor = page?.partial ? chain.lastKey : page?.lastKey;
     const chainUpdate = {
       Update: {
         TableName: this.#table,
         Key: keys.chain(deletion.deletionId, deletion.round, chain.chainId),
-        UpdateExpression: page
+        UpdateExpression: cursor
           ? 'SET lastPage = :page, ended = :ended, lastKey = :lastKey'
           : 'SET lastPage = :page, ended = :ended',
         ConditionExpression: chainIsAtPage,
@@ -213,7 +220,7 @@ export class ProgressStore {
           ':previous': pageNumber - 1,
           ':ended': ended,
           ':false': false,
-          ...(page ? { ':lastKey': page.lastKey } : {}),
+          ...(cursor ? { ':lastKey': cursor } : {}),
         },
       },
     };
@@ -246,7 +253,14 @@ export class ProgressStore {
   async recordFailures(deletion: DeletionRecord, failures: KeyFailure[]) {
     const requests = failures.map((failure) => ({
       PutRequest: {
-        Item: { ...keys.failure(deletion.deletionId, deletion.round, failure.key), ...failure },
+        Item: {
+          ...keys.failure(
+            deletion.deletionId,
+            deletion.round,
+            failure.versionId ? `${failure.key}#${failure.versionId}` : failure.key,
+          ),
+          ...failure,
+        },
       },
     }));
     for (let start = 0; start < requests.length; start += 25) {
@@ -347,7 +361,10 @@ export class ProgressStore {
   }
 
   /** RUNNING -> PENDING with round + 1: the location is listed and dispatched afresh. */
-  async nextRound(deletion: DeletionRecord): Promise<WriteOutcome> {
+  async nextRound(
+    deletion: DeletionRecord,
+    versioned = deletion.versioned ?? false,
+  ): Promise<WriteOutcome> {
     const now = this.#now().toISOString();
     return this.#transact(
       [
@@ -355,9 +372,10 @@ export class ProgressStore {
           deletion,
           [
             'SET #state = :pending, round = round + :one, chainsTotal = :zero, chainsEnded = :zero,',
-            'pagesListed = :zero, pagesDone = :zero, updatedAt = :now, sweepSk = :now',
+            'pagesListed = :zero, pagesDone = :zero, versioned = :versioned, updatedAt = :now,',
+            'sweepSk = :now',
           ].join(' '),
-          { ':pending': 'PENDING', ':one': 1, ':zero': 0, ':now': now },
+          { ':pending': 'PENDING', ':one': 1, ':zero': 0, ':now': now, ':versioned': versioned },
         ),
       ],
       {},

@@ -2,6 +2,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import type { LetheStackProps } from '../../cdk/lethe-stack.ts';
 import { type Clients, createClients } from '../clients.ts';
 import { ENV } from '../config.ts';
 import { type Emulator, startMoto } from './emulator.ts';
@@ -27,6 +28,8 @@ export interface LocalStackOptions {
   readonly workerConcurrency?: number;
   /** Visibility timeout of the queues. @default the template's */
   readonly visibilityTimeoutSeconds?: number;
+  /** Props of the synthesized stack, e.g. an existing `bucketName`. */
+  readonly stackProps?: LetheStackProps;
   /** Wraps the SDK clients the handlers use (request counting, fault injection). */
   readonly wrapClients?: (clients: Clients) => Clients;
   readonly log?: (message: string) => void;
@@ -114,7 +117,7 @@ export class LocalStack {
     emulator: Emulator | undefined,
     log: (message: string) => void,
   ): Promise<LocalStack> {
-    const template = synthesizeTemplate();
+    const template = synthesizeTemplate(options.stackProps);
     const lock = new TransactionLock();
     const baseClients = createClients(process.env);
     serializeTransactions(baseClients.dynamodb, lock);

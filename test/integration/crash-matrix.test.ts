@@ -84,18 +84,18 @@ describe('failpoint x kill -9 and restart (child processes)', () => {
       const s3 = new S3Client({ forcePathStyle: true });
       const cell = await prepareCell(apiClient(first.url), s3, `kill${index}`);
 
-      // The DELETE itself may die with the runtime (api.after-tombstone): it is retried below.
-      const deletion = apiClient(first.url)
+      // The DELETE itself may die with the runtime (api.after-tombstone): then it is repeated.
+      const accepted = apiClient(first.url)
         .delete(cell.tenant, 'logs')
+        .then((reply) => (reply.status === 202 ? String(reply.body.deletionId) : undefined))
         .catch(() => undefined);
       const exit = await new Promise<NodeJS.Signals | null>((resolve) =>
         first.child.once('exit', (_, signal) => resolve(signal)),
       );
-      await deletion;
       const second = await startRuntimeProcess(env);
       running.push(second);
       const api = apiClient(second.url);
-      const deletionId = await requestDeletion(api, cell.tenant);
+      const deletionId = (await accepted) ?? (await requestDeletion(api, cell.tenant));
       const receipt = await waitForEnd(api, cell.tenant, deletionId);
 
       expect(exit).toBe('SIGKILL');

@@ -1,4 +1,4 @@
-import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
+import { ListObjectsV2Command, ListObjectVersionsCommand, S3Client } from '@aws-sdk/client-s3';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { chainIdOf, Dispatcher } from '../../lib/dispatch.ts';
@@ -35,6 +35,7 @@ function dispatcher(states: DeletionRecord[], chains: ChainRecord[] = []) {
     s3: new S3Client({ region: 'us-east-1' }),
     queue: fake<WorkQueue>(queue),
     finalizer: fake<Finalizer>(finalizer),
+    detectVersioning: false,
   });
   return { subject, store, queue, finalizer };
 }
@@ -69,10 +70,30 @@ describe('Dispatcher', () => {
       { chainId: chainIdOf(`${location}dt=2026-01-01/`), prefix: `${location}dt=2026-01-01/` },
       { chainId: chainIdOf(`${location}dt=2026-01-02/`), prefix: `${location}dt=2026-01-02/` },
     ]);
-    expect(store.startRound).toHaveBeenCalledWith(expect.anything(), 2);
+    expect(store.startRound).toHaveBeenCalledWith(expect.anything(), 2, false);
     expect(
       queue.send.mock.calls[0]?.[0].map((message) => message.type === 'page' && message.page),
     ).toEqual([0, 0]);
+  });
+
+  it('plans from versions, and records it, in a bucket that keeps versions', async () => {
+    s3.on(ListObjectVersionsCommand).resolves({
+      CommonPrefixes: [{ Prefix: `${location}dt=2026-01-01/` }],
+      IsTruncated: false,
+    });
+    const { subject, store } = dispatcher([
+      aDeletion({ state: 'PENDING', versioned: true }),
+      aDeletion({ chainsTotal: 1, versioned: true }),
+    ]);
+
+    await subject.dispatch(ref);
+
+    expect(s3.commandCalls(ListObjectVersionsCommand)[0]?.args[0].input).toMatchObject({
+      Prefix: location,
+      Delimiter: '/',
+    });
+    expect(s3.commandCalls(ListObjectsV2Command)).toHaveLength(0);
+    expect(store.startRound).toHaveBeenCalledWith(expect.anything(), 1, true);
   });
 
   it('makes one chain over the location when it has no child prefixes', async () => {

@@ -1,4 +1,4 @@
-import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
+import { ListObjectVersionsCommand, S3Client } from '@aws-sdk/client-s3';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { Finalizer, isReadyToVerify } from '../../lib/finalizer.ts';
@@ -34,9 +34,10 @@ function finalizer(
   return { subject, store, queue };
 }
 
+/** What verification sees: current objects of an unversioned bucket (version id `null`). */
 const listing = (keys: string[]) =>
-  s3.on(ListObjectsV2Command).resolves({
-    Contents: keys.map((Key) => ({ Key, Size: 1 })),
+  s3.on(ListObjectVersionsCommand).resolves({
+    Versions: keys.map((Key) => ({ Key, Size: 1, VersionId: 'null' })),
     IsTruncated: false,
   });
 
@@ -64,7 +65,7 @@ describe('Finalizer', () => {
     const outcome = await subject.finalize(ready());
 
     expect(outcome).toBe('completed');
-    expect(s3.commandCalls(ListObjectsV2Command)[0]?.args[0].input).toMatchObject({
+    expect(s3.commandCalls(ListObjectVersionsCommand)[0]?.args[0].input).toMatchObject({
       Bucket: 'lethe-data',
       Prefix: 'streams/acme/logs/1/',
       MaxKeys: 1,
@@ -133,6 +134,17 @@ describe('Finalizer', () => {
 
     expect(await subject.finalize(ready({ round: 2 }))).toBe('next-round');
     expect(store.nextRound).toHaveBeenCalledTimes(1);
+  });
+
+  it('goes again version by version when verification finds the bucket keeps versions', async () => {
+    s3.on(ListObjectVersionsCommand).resolves({
+      DeleteMarkers: [{ Key: 'streams/acme/logs/1/a.json', VersionId: 'v2' }],
+      IsTruncated: false,
+    });
+    const { subject, store } = finalizer();
+
+    expect(await subject.finalize(ready())).toBe('next-round');
+    expect(store.nextRound).toHaveBeenCalledWith(expect.anything(), true);
   });
 
   it('gives up with LocationNotEmpty after the last round', async () => {

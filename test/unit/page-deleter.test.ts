@@ -37,7 +37,7 @@ describe('PageDeleter.deletePage', () => {
       Bucket: BUCKET,
       Delete: { Objects: page.map((object) => ({ Key: object.key })), Quiet: true },
     });
-    expect(result).toEqual({ objects: 3, bytes: 60, failures: [], failedBytes: 0, retriedKeys: 0 });
+    expect(result).toEqual({ objects: 3, bytes: 60, failures: [], failedObjects: 0, failedBytes: 0, retriedKeys: 0 });
   });
 
   it('reports an AccessDenied key as a failure, not as deleted', async () => {
@@ -51,6 +51,7 @@ describe('PageDeleter.deletePage', () => {
       objects: 2,
       bytes: 40,
       failures: [{ key: `${prefix}b`, code: 'AccessDenied', message: 'Access Denied' }],
+      failedObjects: 1,
       failedBytes: 20,
       retriedKeys: 0,
     });
@@ -88,6 +89,7 @@ describe('PageDeleter.deletePage', () => {
         objects: 3,
         bytes: 60,
         failures: [],
+        failedObjects: 0,
         failedBytes: 0,
         retriedKeys: 1,
       });
@@ -111,6 +113,6 @@ describe('PageDeleter.deletePage', () => {
     const result = await deleter().deletePage(BUCKET, []);
 
     expect(s3.commandCalls(DeleteObjectsCommand)).toHaveLength(0);
-    expect(result).toEqual({ objects: 0, bytes: 0, failures: [], failedBytes: 0, retriedKeys: 0 });
+    expect(result).toEqual({ objects: 0, bytes: 0, failures: [], failedObjects: 0, failedBytes: 0, retriedKeys: 0 });
   });
 });

@@ -50,6 +50,7 @@ function worker(deletion: DeletionRecord | undefined) {
       objects: objects.length,
       bytes: objects.reduce((sum, listed) => sum + listed.size, 0),
       failures: [],
+      failedObjects: 0,
       failedBytes: 0,
       retriedKeys: 0,
     })),
@@ -170,6 +171,7 @@ describe('PageWorker.handle', () => {
       objects: 2,
       bytes: 40,
       failures: [denied],
+      failedObjects: 1,
       failedBytes: 20,
       retriedKeys: 0,
     });

@@ -1,0 +1,276 @@
+import type { SendMessageBatchCommandInput } from '@aws-sdk/client-sqs';
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Clients } from '../../lib/clients.ts';
+import {
+  armFailpoint,
+  disarmFailpoints,
+  FAILPOINTS,
+  type FailpointName,
+} from '../../lib/failpoints.ts';
+import { type ApiClient, apiClient, parseLocation, waitFor } from '../helpers/http.ts';
+import { listAll } from '../helpers/s3.ts';
+import { startTarget, type TestTarget } from '../helpers/target.ts';
+
+/**
+ * Model-based property test: random sequences of create / ingest / delete / crash / redeliver
+ * / sweep against the real handlers over the emulator, each step checked against a simple
+ * model of what the invariants allow.
+ */
+interface Incarnation {
+  generation: number;
+  location: string;
+  /** Keys of accepted ingests. */
+  keys: string[];
+  deletionId?: string;
+}
+
+interface StreamModel {
+  lastGeneration: number;
+  current?: Incarnation;
+  /** Deletions requested, to check at the end. */
+  deleted: Incarnation[];
+}
+
+type Model = Map<string, StreamModel>;
+
+interface Real {
+  tenant: string;
+  api: ApiClient;
+  target: TestTarget;
+  sent: string[];
+}
+
+const NAMES = ['logs', 'logs2'];
+const streamOf = (model: Model, name: string) => {
+  const existing = model.get(name);
+  if (existing) return existing;
+  const created: StreamModel = { lastGeneration: 0, deleted: [] };
+  model.set(name, created);
+  return created;
+};
+
+/** A deletion may finish at any moment between steps: ask the receipt. */
+async function finished(real: Real, tenant: string, incarnation: Incarnation) {
+  const { body } = await real.api.deletion(tenant, incarnation.deletionId ?? '');
+  return body.state === 'COMPLETED';
+}
+
+class Create implements fc.AsyncCommand<Model, Real> {
+  constructor(readonly name: string) {}
+  check = () => true;
+  async run(model: Model, real: Real) {
+    const stream = streamOf(model, this.name);
+    const reply = await real.api.create(real.tenant, this.name);
+    const current = stream.current;
+    if (current && !current.deletionId) {
+      expect(reply.status).toBe(200);
+      expect(reply.body.generation).toBe(current.generation);
+      return;
+    }
+    if (current?.deletionId && reply.status === 409) {
+      expect(reply.body).toMatchObject({ error: { code: 'StreamDeleting' } });
+      return;
+    }
+    if (current?.deletionId) expect(await finished(real, real.tenant, current)).toBe(true);
+    expect(reply.status).toBe(201);
+    expect(reply.body.generation).toBe(stream.lastGeneration + 1);
+    stream.lastGeneration += 1;
+    stream.current = {
+      generation: stream.lastGeneration,
+      location: String(reply.body.location),
+      keys: [],
+    };
+  }
+  toString = () => `create(${this.name})`;
+}
+
+class Ingest implements fc.AsyncCommand<Model, Real> {
+  constructor(
+    readonly name: string,
+    readonly events: number,
+  ) {}
+  check = () => true;
+  async run(model: Model, real: Real) {
+    const stream = streamOf(model, this.name);
+    const reply = await real.api.ingest(
+      real.tenant,
+      this.name,
+      Array.from({ length: this.events }, (_, index) => ({ index })),
+    );
+    const current = stream.current;
+    if (!current) {
+      expect(reply.status).toBe(404);
+    } else if (current.deletionId) {
+      expect([404, 409]).toContain(reply.status);
+      if (reply.status === 404) expect(await finished(real, real.tenant, current)).toBe(true);
+    } else {
+      expect(reply.status).toBe(201);
+      expect(reply.body.count).toBe(this.events);
+      current.keys.push(String(reply.body.key));
+    }
+  }
+  toString = () => `ingest(${this.name}, ${this.events})`;
+}
+
+class Delete implements fc.AsyncCommand<Model, Real> {
+  constructor(readonly name: string) {}
+  check = () => true;
+  async run(model: Model, real: Real) {
+    const stream = streamOf(model, this.name);
+    const reply = await real.api.delete(real.tenant, this.name);
+    const current = stream.current;
+    if (!current) {
+      expect(reply.status).toBe(404);
+      return;
+    }
+    if (current.deletionId) {
+      if (reply.status === 404) {
+        expect(await finished(real, real.tenant, current)).toBe(true);
+        stream.current = undefined;
+        return;
+      }
+      expect(reply.status).toBe(202);
+      expect(reply.body.deletionId).toBe(current.deletionId);
+      return;
+    }
+    expect(reply.status).toBe(202);
+    expect(reply.body.generation).toBe(current.generation);
+    current.deletionId = String(reply.body.deletionId);
+    stream.deleted.push(current);
+  }
+  toString = () => `delete(${this.name})`;
+}
+
+class Crash implements fc.AsyncCommand<Model, Real> {
+  constructor(readonly failpoint: FailpointName) {}
+  check = () => true;
+  async run() {
+    // The next time the pipeline reaches this point, that step fails and must be retried.
+    if (this.failpoint !== 'api.after-tombstone') armFailpoint(this.failpoint, 'error');
+  }
+  toString = () => `crash(${this.failpoint})`;
+}
+
+class Redeliver implements fc.AsyncCommand<Model, Real> {
+  constructor(readonly pick: number) {}
+  check = () => true;
+  async run(_: Model, real: Real) {
+    const body = real.sent[this.pick % Math.max(1, real.sent.length)];
+    const local = real.target.local;
+    const queue = local?.resources.queues.find(
+      (candidate) =>
+        candidate.logicalId.startsWith('Work') && !candidate.logicalId.includes('Dead'),
+    );
+    if (!body || !local || !queue) return;
+    // A replayed (duplicate, late) message: it must change nothing that was done.
+    const { SendMessageCommand } = await import('@aws-sdk/client-sqs');
+    await local.clients.sqs.send(
+      new SendMessageCommand({ QueueUrl: queue.url, MessageBody: body }),
+    );
+  }
+  toString = () => `redeliver(#${this.pick})`;
+}
+
+class Sweep implements fc.AsyncCommand<Model, Real> {
+  check = () => true;
+  async run(_: Model, real: Real) {
+    await real.target.local?.invoke('functions/sweeper.ts', {});
+  }
+  toString = () => 'sweep()';
+}
+
+/** After every step: live incarnations hold exactly their accepted events. */
+async function checkLive(model: Model, real: Real, tenant: string) {
+  for (const [name, stream] of model) {
+    const current = stream.current;
+    if (!current || current.deletionId) continue;
+    const reply = await real.api.get(tenant, name);
+    expect(reply.body).toMatchObject({ state: 'ACTIVE', generation: current.generation });
+    const where = parseLocation(current.location);
+    expect([...(await listAll(real.target.s3, where.bucket, where.prefix)).keys()].sort()).toEqual(
+      [...current.keys].sort(),
+    );
+  }
+}
+
+describe('a model of the invariants', () => {
+  let target: TestTarget;
+  const sent: string[] = [];
+  beforeAll(async () => {
+    const capture = (clients: Clients) => {
+      clients.sqs.middlewareStack.add(
+        (next, context) => async (args) => {
+          if (context.commandName === 'SendMessageBatchCommand') {
+            for (const entry of (args.input as SendMessageBatchCommandInput).Entries ?? []) {
+              if (entry.MessageBody) sent.push(entry.MessageBody);
+            }
+          }
+          return next(args);
+        },
+        { step: 'initialize', name: 'captureWork' },
+      );
+      return clients;
+    };
+    target = await startTarget({
+      settings: { LETHE_PAGE_SIZE: '2', LETHE_STALE_AFTER_SECONDS: '2', LETHE_MAX_ATTEMPTS: '50' },
+      visibilityTimeoutSeconds: 2,
+      wrapClients: capture,
+    });
+  });
+  afterAll(async () => {
+    disarmFailpoints();
+    await target?.stop();
+  });
+
+  it('holds for random sequences of create, ingest, delete, crash, redeliver and sweep', async () => {
+    let run = 0;
+    const commands = () =>
+      fc.commands(
+        [
+          fc.constantFrom(...NAMES).map((name) => new Create(name)),
+          fc
+            .tuple(fc.constantFrom(...NAMES), fc.integer({ min: 1, max: 3 }))
+            .map(([name, events]) => new Ingest(name, events)),
+          fc.constantFrom(...NAMES).map((name) => new Delete(name)),
+          fc.constantFrom(...FAILPOINTS).map((name) => new Crash(name)),
+          fc.nat().map((pick) => new Redeliver(pick)),
+          fc.constant(new Sweep()),
+        ],
+        { maxCommands: 14 },
+      );
+    await fc.assert(
+      fc.asyncProperty(commands(), async (steps) => {
+        const tenant = `model${run++}`;
+        const model: Model = new Map();
+        const real: Real = { tenant, api: apiClient(target.baseUrl), target, sent };
+        for (const step of steps) {
+          await step.run(model, real);
+          await checkLive(model, real, tenant);
+        }
+        // Settle: every requested deletion ends COMPLETED, exact, and its location empty.
+        disarmFailpoints();
+        for (const stream of model.values()) {
+          for (const incarnation of stream.deleted) {
+            const receipt = await waitFor(`deletion ${incarnation.deletionId}`, async () => {
+              const { body } = await real.api.deletion(tenant, incarnation.deletionId ?? '');
+              return body.state === 'COMPLETED' || body.state === 'FAILED' ? body : undefined;
+            });
+            expect(receipt).toMatchObject({
+              state: 'COMPLETED',
+              objectsDeleted: incarnation.keys.length,
+            });
+            const where = parseLocation(incarnation.location);
+            expect((await listAll(target.s3, where.bucket, where.prefix)).size).toBe(0);
+          }
+        }
+        await checkLive(model, real, tenant);
+      }),
+      {
+        numRuns: Number(process.env.LETHE_MODEL_RUNS ?? 6),
+        seed: Number(process.env.LETHE_MODEL_SEED ?? 7),
+        endOnFailure: true,
+      },
+    );
+  });
+});

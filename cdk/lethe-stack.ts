@@ -160,7 +160,8 @@ export class LetheStack extends Stack {
     const listData = (fn: { addToRolePolicy(statement: PolicyStatement): void }) =>
       fn.addToRolePolicy(
         new PolicyStatement({
-          actions: ['s3:ListBucket'],
+          // ListObjectsV2, and ListObjectVersions in a versioned bucket.
+          actions: ['s3:ListBucket', 's3:ListBucketVersions'],
           resources: [this.bucket.bucketArn],
           conditions: { StringLike: { 's3:prefix': [dataKeys] } },
         }),
@@ -185,13 +186,24 @@ export class LetheStack extends Stack {
         resources: [this.bucket.arnForObjects(dataKeys)],
       }),
     );
-    // DeleteObjects needs s3:DeleteObject per key; no other delete (versions, tagging) is used.
+    // DeleteObjects needs s3:DeleteObject per key, and s3:DeleteObjectVersion per version in a
+    // versioned bucket; nothing else (tagging, retention) is ever deleted or changed.
     worker.function.addToRolePolicy(
       new PolicyStatement({
-        actions: ['s3:DeleteObject'],
+        actions: ['s3:DeleteObject', 's3:DeleteObjectVersion'],
         resources: [this.bucket.arnForObjects(dataKeys)],
       }),
     );
+    // Whether the bucket keeps versions, asked when a deletion is dispatched (the sweeper too
+    // dispatches one that never was).
+    for (const fn of [dispatcher, sweeper]) {
+      fn.function.addToRolePolicy(
+        new PolicyStatement({
+          actions: ['s3:GetBucketVersioning'],
+          resources: [this.bucket.bucketArn],
+        }),
+      );
+    }
     for (const fn of [sweeper]) {
       fn.configure(
         'staleAfterSeconds',

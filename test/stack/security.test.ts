@@ -9,6 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { LetheStack, type LetheStackProps } from '../../cdk/lethe-stack.ts';
 import { allowStatements, allows } from './iam.ts';
 import {
+  getAtt,
   logicalId,
   offlineApp,
   ref,
@@ -255,17 +256,55 @@ describe('X-Ray tracing', () => {
   });
 });
 
-describe('the worker', () => {
-  it('may delete objects, and no versions or tags', () => {
+describe('S3 permissions for versioned buckets', () => {
+  const { template, stack } = synthesize();
+  const bucketArn = getAtt(logicalId(stack, stack.bucket), 'Arn');
+
+  it('let the worker delete objects and their versions, and nothing else', () => {
     // Act
-    const { template } = synthesize();
     const deletes = allowStatements(template, 'worker')
       .flatMap((statement) => [statement.Action ?? []].flat())
       .filter((action) => allows([action], 's3:Delete*'));
 
     // Assess
-    expect(deletes).toEqual(['s3:DeleteObject']);
+    expect(deletes.sort()).toEqual(['s3:DeleteObject', 's3:DeleteObjectVersion']);
   });
+
+  it.each(['dispatcher', 'worker', 'sweeper'] as const)(
+    'let the %s list versions under the data root only',
+    (fn) => {
+      // Act
+      const lists = allowStatements(template, fn).filter((statement) =>
+        allows([statement.Action ?? []].flat(), 's3:ListBucketVersions'),
+      );
+
+      // Assess
+      expect(lists).toEqual([
+        expect.objectContaining({
+          Resource: bucketArn,
+          Condition: { StringLike: { 's3:prefix': ['streams/*'] } },
+        }),
+      ]);
+    },
+  );
+
+  it.each([
+    { fn: 'dispatcher', expected: true },
+    { fn: 'sweeper', expected: true },
+    { fn: 'worker', expected: false },
+    { fn: 'api', expected: false },
+  ] as const)(
+    'let the $fn ask whether the bucket keeps versions: $expected',
+    ({ fn, expected }) => {
+      // Act
+      const actions = allowStatements(template, fn).flatMap((statement) =>
+        [statement.Action ?? []].flat(),
+      );
+
+      // Assess
+      expect(allows(actions, 's3:GetBucketVersioning')).toBe(expected);
+    },
+  );
 });
 
 describe('receipt retention', () => {

@@ -87,18 +87,25 @@ export class PageDeleter {
       );
       const retry: ListedObject[] = [];
       for (const error of Errors) {
-        const object = byId.get(idOf(error.Key ?? '', error.VersionId));
-        if (!object) continue;
-        if (isTransientCode(error.Code)) {
-          retry.push(object);
-        } else {
-          failed.push(object);
-          failures.push({
-            key: object.key,
-            code: error.Code ?? 'Unknown',
-            message: error.Message ?? '',
-            ...(object.versionId ? { versionId: object.versionId } : {}),
-          });
+        // An error names its version when the request did; some emulators leave it out, and
+        // then it is an error of every version of that key in the request. Never a success.
+        const exact = byId.get(idOf(error.Key ?? '', error.VersionId));
+        const objects = exact ? [exact] : pending.filter((object) => object.key === error.Key);
+        if (objects.length === 0) {
+          throw new Error(`DeleteObjects reported an error for a key it was not given: ${error.Key}`);
+        }
+        for (const object of objects) {
+          if (isTransientCode(error.Code)) {
+            retry.push(object);
+          } else {
+            failed.push(object);
+            failures.push({
+              key: object.key,
+              code: error.Code ?? 'Unknown',
+              message: error.Message ?? '',
+              ...(object.versionId ? { versionId: object.versionId } : {}),
+            });
+          }
         }
       }
       pending = retry;

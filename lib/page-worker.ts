@@ -83,11 +83,12 @@ export class PageWorker {
       return { outcome: 'chain-ended' };
     }
     failpoint('worker.before-next-page');
-    // Pipelining: the next page is listed by another worker while this one deletes. A partial
-    // page (one key's versions that go on) is listed again only once it is deleted.
-    if (!ended && !page.partial) await this.#sendPage(deletion, chain, message.page + 1);
+    // Pipelining: the next page is listed by another worker while this one deletes. Versioned
+    // chains list from the start of their prefix, so their next page waits for this deletion.
+    const pipelined = !deletion.versioned;
+    if (!ended && pipelined) await this.#sendPage(deletion, chain, message.page + 1);
     const result = await this.#deleteAndCount(deletion, page, listing.objects);
-    if (!ended && page.partial && result.outcome === 'deleted') {
+    if (!ended && !pipelined && result.outcome === 'deleted') {
       await this.#sendPage(deletion, chain, message.page + 1);
     }
     return result;
@@ -103,7 +104,8 @@ export class PageWorker {
     }
     const chain = (await this.#store.getChain(deletion, seen.chainId)) ?? seen;
     const nextPending = chain.lastPage === pageNumber && !chain.ended;
-    if (nextPending && !page.partial) await this.#sendPage(deletion, chain, pageNumber + 1);
+    const pipelined = !deletion.versioned;
+    if (nextPending && pipelined) await this.#sendPage(deletion, chain, pageNumber + 1);
     const listing = await this.#list(deletion, chain.prefix, page.startAfter);
     // Only what is left of this page's own range: keys deleted before the crash are gone.
     const own = new Set(page.versionIds ?? []);
@@ -112,7 +114,7 @@ export class PageWorker {
     );
     for (const object of remaining) assertInside(object.key, deletion.prefix);
     const result = await this.#deleteAndCount(deletion, page, remaining);
-    if (nextPending && page.partial && result.outcome === 'deleted') {
+    if (nextPending && !pipelined && result.outcome === 'deleted') {
       await this.#sendPage(deletion, chain, pageNumber + 1);
     }
     return result;

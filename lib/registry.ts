@@ -331,7 +331,12 @@ export class StreamRegistry {
         Limit: limit,
       }),
     );
-    return Items.map(({ key, code, message }) => ({ key, code, message }));
+    return Items.map(({ key, versionId, code, message }) => ({
+      key,
+      ...(versionId ? { versionId } : {}),
+      code,
+      message,
+    }));
   }
 
   /** Starts a FAILED deletion again as a new round; a deletion still open is left as it is. */

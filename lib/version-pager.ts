@@ -10,6 +10,7 @@ import type { ListedObject } from './pager.ts';
  * `startAfter`, whole keys only, so a page is a key range (like an unversioned page) and a
  * resumed page can be re-listed by range. A key with more versions than a page holds is the
  * exception: its page is `partial`, names its versions, and the chain does not move past it.
+ * The next page is listed only once this one is deleted (no pipelining in versioned chains).
  */
 export interface VersionPage {
   objects: ListedObject[];
@@ -23,28 +24,44 @@ export async function firstVersionPage(
   { client, pageSize = 1000 }: { client: S3Client; pageSize?: number },
   input: { Bucket: string; Prefix: string; StartAfter?: string | undefined },
 ): Promise<VersionPage> {
-  const response = await client.send(
-    new ListObjectVersionsCommand({
-      Bucket: input.Bucket,
-      Prefix: input.Prefix,
-      MaxKeys: Math.min(pageSize, 1000),
-      ...(input.StartAfter ? { KeyMarker: input.StartAfter } : {}),
-    }),
-  );
-  const entries: ListedObject[] = [
-    ...(response.Versions ?? []).map((version) => ({
-      key: version.Key ?? '',
-      size: version.Size ?? 0,
-      versionId: version.VersionId ?? 'null',
-    })),
-    ...(response.DeleteMarkers ?? []).map((marker) => ({
-      key: marker.Key ?? '',
-      size: 0,
-      versionId: marker.VersionId ?? 'null',
-      marker: true,
-    })),
-  ].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
-  const truncated = response.IsTruncated === true;
+  const entries: ListedObject[] = [];
+  let truncated = true;
+  let keyMarker: string | undefined;
+  let versionIdMarker: string | undefined;
+  // From the start of the prefix, keeping keys after StartAfter: a chain's earlier pages are
+  // deleted, so little comes before it (keys that failed). Not KeyMarker=StartAfter: moto then
+  // skips the first version at or after the marker, which loses one if the marker key is gone.
+  const after = (key: string) => input.StartAfter === undefined || key > input.StartAfter;
+  while (entries.length === 0 && truncated) {
+    const response = await client.send(
+      new ListObjectVersionsCommand({
+        Bucket: input.Bucket,
+        Prefix: input.Prefix,
+        MaxKeys: Math.min(pageSize, 1000),
+        ...(keyMarker ? { KeyMarker: keyMarker } : {}),
+        ...(versionIdMarker ? { VersionIdMarker: versionIdMarker } : {}),
+      }),
+    );
+    entries.push(
+      ...[
+        ...(response.Versions ?? []).map((version) => ({
+          key: version.Key ?? '',
+          size: version.Size ?? 0,
+          versionId: version.VersionId ?? 'null',
+        })),
+        ...(response.DeleteMarkers ?? []).map((marker) => ({
+          key: marker.Key ?? '',
+          size: 0,
+          versionId: marker.VersionId ?? 'null',
+          marker: true,
+        })),
+      ].filter((entry) => after(entry.key)),
+    );
+    truncated = response.IsTruncated === true;
+    keyMarker = response.NextKeyMarker;
+    versionIdMarker = response.NextVersionIdMarker;
+  }
+  entries.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
   const last = entries.at(-1)?.key;
   if (!truncated || last === undefined) {
     return { objects: entries, truncated, partial: false, ...(last ? { lastKey: last } : {}) };

@@ -12,6 +12,9 @@ export interface TestTarget {
 
 /** Settings that make the local pipeline quick to observe in tests. */
 export const FAST_SETTINGS = {
+  // Stale after a few seconds on a loaded machine means many resumes; the stall limit
+  // (FAILED after N attempts) is tested on its own.
+  LETHE_MAX_ATTEMPTS: '50',
   LETHE_STALE_AFTER_SECONDS: '5',
   LETHE_RETRY_AFTER_SECONDS: '2',
 };

@@ -37,7 +37,14 @@ describe('PageDeleter.deletePage', () => {
       Bucket: BUCKET,
       Delete: { Objects: page.map((object) => ({ Key: object.key })), Quiet: true },
     });
-    expect(result).toEqual({ objects: 3, bytes: 60, failures: [], failedObjects: 0, failedBytes: 0, retriedKeys: 0 });
+    expect(result).toEqual({
+      objects: 3,
+      bytes: 60,
+      failures: [],
+      failedObjects: 0,
+      failedBytes: 0,
+      retriedKeys: 0,
+    });
   });
 
   it('reports an AccessDenied key as a failure, not as deleted', async () => {
@@ -113,6 +120,68 @@ describe('PageDeleter.deletePage', () => {
     const result = await deleter().deletePage(BUCKET, []);
 
     expect(s3.commandCalls(DeleteObjectsCommand)).toHaveLength(0);
-    expect(result).toEqual({ objects: 0, bytes: 0, failures: [], failedObjects: 0, failedBytes: 0, retriedKeys: 0 });
+    expect(result).toEqual({
+      objects: 0,
+      bytes: 0,
+      failures: [],
+      failedObjects: 0,
+      failedBytes: 0,
+      retriedKeys: 0,
+    });
+  });
+});
+
+describe('PageDeleter.deletePage in a versioned bucket', () => {
+  const versions = [
+    { key: `${prefix}a`, size: 10, versionId: 'v2' },
+    { key: `${prefix}a`, size: 5, versionId: 'v1' },
+    { key: `${prefix}a`, size: 0, versionId: 'm1', marker: true },
+    { key: `${prefix}b`, size: 20, versionId: 'v3' },
+  ];
+
+  it('deletes by version id and counts versions, not delete markers', async () => {
+    s3.on(DeleteObjectsCommand).resolves({});
+
+    const result = await deleter().deletePage(BUCKET, versions);
+
+    expect(s3.commandCalls(DeleteObjectsCommand)[0]?.args[0].input.Delete?.Objects).toEqual([
+      { Key: `${prefix}a`, VersionId: 'v2' },
+      { Key: `${prefix}a`, VersionId: 'v1' },
+      { Key: `${prefix}a`, VersionId: 'm1' },
+      { Key: `${prefix}b`, VersionId: 'v3' },
+    ]);
+    expect(result).toMatchObject({ objects: 3, bytes: 35, failedObjects: 0, failedBytes: 0 });
+  });
+
+  it('reports the held version, with its version id', async () => {
+    s3.on(DeleteObjectsCommand).resolves({
+      Errors: [{ Key: `${prefix}b`, VersionId: 'v3', Code: 'AccessDenied', Message: 'locked' }],
+    });
+
+    const result = await deleter().deletePage(BUCKET, versions);
+
+    expect(result.failures).toEqual([
+      { key: `${prefix}b`, versionId: 'v3', code: 'AccessDenied', message: 'locked' },
+    ]);
+    expect(result).toMatchObject({ objects: 2, bytes: 15, failedObjects: 1, failedBytes: 20 });
+  });
+
+  it('takes an error without a version id as an error of every version of that key', async () => {
+    s3.on(DeleteObjectsCommand).resolves({
+      Errors: [{ Key: `${prefix}a`, Code: 'AccessDenied', Message: 'locked' }],
+    });
+
+    const result = await deleter().deletePage(BUCKET, versions);
+
+    expect(result.failures.map((failure) => failure.versionId)).toEqual(['v2', 'v1', 'm1']);
+    expect(result).toMatchObject({ objects: 1, bytes: 20, failedObjects: 2 });
+  });
+
+  it('never takes an error about a key it did not send as a success', async () => {
+    s3.on(DeleteObjectsCommand).resolves({
+      Errors: [{ Key: `${prefix}zzz`, Code: 'AccessDenied', Message: '?' }],
+    });
+
+    await expect(deleter().deletePage(BUCKET, versions)).rejects.toThrow(/not given/);
   });
 });

@@ -20,6 +20,9 @@ export interface FinalizerOptions {
   readonly now?: () => Date;
 }
 
+/** Seconds between looks at an ingest that was still in flight when a round ended. */
+const RECHECK_SECONDS = 2;
+
 export type FinalizeOutcome =
   | 'not-ready'
   | 'delayed'
@@ -67,7 +70,9 @@ export class Finalizer {
     if (!isReadyToVerify(deletion)) return 'not-ready';
     const waitMs = await this.#ingestWait(deletion);
     if (waitMs > 0) {
-      await this.#queue.send([{ ...fenceOf(deletion), type: 'finalize' }], waitMs / 1000);
+      // Look again soon: the ingest usually lands long before the grace runs out.
+      const delaySeconds = Math.min(waitMs / 1000, RECHECK_SECONDS);
+      await this.#queue.send([{ ...fenceOf(deletion), type: 'finalize' }], delaySeconds);
       return 'delayed';
     }
     failpoint('finalize.before-verify');

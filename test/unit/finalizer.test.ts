@@ -97,7 +97,7 @@ describe('Finalizer', () => {
           round: 1,
         },
       ],
-      20,
+      2,
     );
     expect(s3.calls()).toHaveLength(0);
     expect(store.complete).not.toHaveBeenCalled();

@@ -1,0 +1,87 @@
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { S3Client } from '@aws-sdk/client-s3';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import type { LocalStack } from '#lib/local/local-stack.ts';
+import { keys } from '#lib/model.ts';
+import { documentClient } from '#lib/table.ts';
+import { type ApiClient, apiClient, parseLocation } from '../test/helpers/http.ts';
+import { listAll } from '../test/helpers/s3.ts';
+import type { RequestCounter } from './counting.ts';
+import type { DeletionView } from './deleters.ts';
+import type { BenchOptions } from './options.ts';
+import { layout, type Seeder, type SeedObject } from './seeding.ts';
+import type { QueueTimeline } from './timeline.ts';
+
+/** What every phase of the benchmark works with. */
+export interface BenchContext {
+  readonly options: BenchOptions;
+  readonly endpoint: string;
+  /** A client of its own (not counted): seeding, the floor, checks. */
+  readonly s3: S3Client;
+  readonly seeder: Seeder;
+  readonly log: (message: string) => void;
+}
+
+/** The local stack's part: its API, its counted clients, and a reader of deletion records. */
+export interface StackContext extends BenchContext {
+  readonly stack: LocalStack;
+  readonly api: ApiClient;
+  readonly counter: RequestCounter;
+  readonly timeline: QueueTimeline;
+  readDeletion(tenant: string, deletionId: string): Promise<DeletionView | undefined>;
+}
+
+export const TENANT = 'bench';
+
+export function stackContext(
+  bench: BenchContext,
+  stack: LocalStack,
+  counter: RequestCounter,
+  timeline: QueueTimeline,
+): StackContext {
+  // Watching the deletion is the benchmark's own business: its reads are not counted.
+  const table = documentClient(new DynamoDBClient({ endpoint: bench.endpoint }));
+  return {
+    ...bench,
+    stack,
+    api: apiClient(stack.url),
+    counter,
+    timeline,
+    async readDeletion(tenant, deletionId) {
+      const { Item } = await table.send(
+        new GetCommand({
+          TableName: stack.resources.tableName,
+          Key: keys.deletion(tenant, deletionId),
+          ConsistentRead: true,
+        }),
+      );
+      return Item as DeletionView | undefined;
+    },
+  };
+}
+
+/**
+ * Creates a stream through the API and seeds its location with `objects` over `partitions`
+ * (or with `copy`, keys relative to `copyPrefix`, for an identical copy).
+ */
+export async function seededStream(
+  context: StackContext,
+  stream: string,
+  objects: number,
+  partitions: number,
+): Promise<{ bucket: string; prefix: string; objects: SeedObject[] }> {
+  const created = await context.api.create(TENANT, stream);
+  if (created.status !== 201) {
+    throw new Error(`PUT ${stream}: ${created.status} ${JSON.stringify(created.body)}`);
+  }
+  const { bucket, prefix } = parseLocation(String(created.body.location));
+  const seeded = layout(prefix, objects, Math.min(partitions, objects));
+  await context.seeder.seed(bucket, seeded);
+  return { bucket, prefix, objects: seeded };
+}
+
+/** Fails the run if anything is left under a prefix a contender was to empty. */
+export async function assertEmpty(s3: S3Client, bucket: string, prefix: string, who: string) {
+  const left = await listAll(s3, bucket, prefix);
+  if (left.size > 0) throw new Error(`${who} left ${left.size} objects under ${prefix}`);
+}

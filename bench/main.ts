@@ -1,0 +1,194 @@
+/**
+ * `npm run bench`: Lethe's headline claims, measured side by side in one run on this machine.
+ * See BENCHMARKS.md (which this regenerates) and `npm run bench -- --help`.
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg, totalmem } from 'node:os';
+import { dirname, resolve } from 'node:path';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { S3Client } from '@aws-sdk/client-s3';
+import { ENV } from '#lib/config.ts';
+import { type Emulator, startMoto } from '#lib/local/emulator.ts';
+import { LocalStack } from '#lib/local/local-stack.ts';
+import { resourcesOfType, synthesizeTemplate } from '#lib/local/template.ts';
+import { measureAcknowledgement } from './acknowledgement.ts';
+import { renderChart } from './chart.ts';
+import { stackContext } from './context.ts';
+import { RequestCounter } from './counting.ts';
+import { probeTransactions, tableHistory } from './emulator-probe.ts';
+import { probeWorkerHeap, ResidentSampler } from './memory.ts';
+import { parseOptions } from './options.ts';
+import { renderReport } from './report.ts';
+import { assemble, type Environment, type StackSettings } from './results.ts';
+import { createBucket, createSeeder, measureSeedRates } from './seeding.ts';
+import { cliRun, floorBesideIdleStack, floorRuns, letheRuns, warmUp } from './throughput.ts';
+import { QueueTimeline } from './timeline.ts';
+
+const started = performance.now();
+const log = (message: string) =>
+  console.error(
+    `[bench ${((performance.now() - started) / 1000).toFixed(0).padStart(4)} s] ${message}`,
+  );
+const run = (command: string, args: string[]) => {
+  try {
+    return execFileSync(command, args, {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'pipe'],
+    }).trim();
+  } catch {
+    return 'unavailable';
+  }
+};
+
+const options = parseOptions(process.argv.slice(2));
+process.env.POWERTOOLS_LOG_LEVEL ??= process.env.LETHE_LOG_LEVEL ?? 'WARN';
+process.env.AWS_REGION ??= 'us-east-1';
+process.env.AWS_ACCESS_KEY_ID ??= 'test';
+process.env.AWS_SECRET_ACCESS_KEY ??= 'test';
+const region = process.env.AWS_REGION;
+const settings = Object.fromEntries(
+  Object.values(ENV)
+    .filter((name) => process.env[name] !== undefined)
+    .map((name) => [name, process.env[name]]),
+);
+
+const environment: Environment = {
+  command: [
+    'npm run bench',
+    ...(process.argv.length > 2 ? ['--', ...process.argv.slice(2)] : []),
+  ].join(' '),
+  node: process.version,
+  moto: run('python3', ['-c', 'import moto; print(moto.__version__)']),
+  awsCli: run('aws', ['--version']),
+  cpus: cpus().length,
+  cpuModel: cpus()[0]?.model ?? 'unknown',
+  memoryMB: Math.round(totalmem() / 1024 / 1024),
+  loadAverage: { start: loadavg(), end: [] },
+  git: {
+    commit: run('git', ['rev-parse', '--short', 'HEAD']),
+    modifiedFiles: run('git', ['status', '--porcelain']).split('\n').filter(Boolean).length,
+  },
+  seed: options.seed,
+};
+
+let emulator: Emulator | undefined;
+let stack: LocalStack | undefined;
+try {
+  if (!options.endpoint) {
+    emulator = await startMoto(resolve('bench/moto_server_bulk.py'));
+    log(`moto ${environment.moto} (pid ${emulator.pid}) on ${emulator.endpoint}`);
+  }
+  const endpoint = options.endpoint ?? (emulator as Emulator).endpoint;
+  process.env.AWS_ENDPOINT_URL = endpoint;
+  const sampler = new ResidentSampler({
+    bench: 'self',
+    ...(emulator ? { emulator: emulator.pid } : {}),
+  });
+  const s3 = new S3Client({ endpoint, forcePathStyle: true, maxAttempts: 8 });
+  const seeder = createSeeder(options.seed, endpoint, s3);
+  const bench = { options, endpoint, s3, seeder, log };
+
+  await createBucket(s3, 'bench-seed-rate');
+  const seedRates = await measureSeedRates(
+    s3,
+    'bench-seed-rate',
+    options.seedRateSample,
+    seeder.mode === 'bulk' ? seeder : undefined,
+  );
+  log(`seeding: ${JSON.stringify(seedRates)}`);
+
+  const floor = await floorRuns(bench, options.repeats);
+  const dynamodb = new DynamoDBClient({ endpoint });
+  const transactions = await probeTransactions(
+    dynamodb,
+    options.quick ? [0, 500] : [0, 1000, 3000],
+  );
+  log(`moto TransactWriteItems: ${JSON.stringify(transactions)}`);
+
+  const counter = new RequestCounter();
+  const timeline = new QueueTimeline();
+  counter.observe(timeline.observe);
+  stack = await LocalStack.start({
+    endpoint,
+    port: 0,
+    namePrefix: 'bench',
+    settings,
+    ...(options.workerConcurrency ? { workerConcurrency: options.workerConcurrency } : {}),
+    wrapClients: (clients) => counter.attach(clients),
+    log,
+  });
+  const context = stackContext(bench, stack, counter, timeline);
+  await warmUp(context);
+  const lethe = await letheRuns(context, options.repeats);
+  const beside = await floorBesideIdleStack(context);
+  log(`floor beside the idle stack: ${beside.floor.objectsPerSecond.toFixed(0)} objects/s`);
+  const acknowledgement = await measureAcknowledgement(context);
+  const history = await tableHistory(dynamodb, endpoint, stack.resources.tableName);
+  await stack.stop();
+  stack = undefined;
+
+  const cli = options.skipCli ? undefined : await cliRun(bench);
+  const heap = await probeWorkerHeap(endpoint, {
+    objects: options.heapObjects,
+    batch: options.heapBatch,
+    seed: options.seed,
+    region,
+  });
+  log(`worker heap: ${heap.page.peakAboveIdleMB.toFixed(1)} MB above idle on one page`);
+  const peakRssMB = sampler.stop();
+  environment.loadAverage.end = loadavg();
+
+  const results = assemble({
+    environment,
+    options,
+    stack: stackSettings(context.stack.resources.eventSources, options.workerConcurrency, settings),
+    seedRates,
+    floor,
+    lethe,
+    floorBesideIdleStack: beside,
+    ...(cli ? { cli } : {}),
+    acknowledgement,
+    heap,
+    transactions,
+    tableHistory: history,
+    peakRssMB,
+    durationSeconds: (performance.now() - started) / 1000,
+  });
+  for (const file of [options.out, options.report, options.chart]) {
+    mkdirSync(dirname(file), { recursive: true });
+  }
+  writeFileSync(options.out, `${JSON.stringify(results, null, 2)}\n`);
+  writeFileSync(options.chart, renderChart(results));
+  writeFileSync(options.report, renderReport(results, options));
+  log(`wrote ${options.out}, ${options.chart} and ${options.report}`);
+  for (const target of results.targets) {
+    const verdict = target.met === undefined ? 'n/a ' : target.met ? 'met ' : 'MISS';
+    log(`${verdict} ${target.name}: ${target.value} (target ${target.target})`);
+  }
+} finally {
+  await stack?.stop();
+  await emulator?.stop();
+}
+
+/** What the deployed stack is configured with, read from the synthesized template. */
+function stackSettings(
+  eventSources: LocalStack['resources']['eventSources'],
+  localConcurrency: number | undefined,
+  overrides: Record<string, string | undefined>,
+): StackSettings {
+  const template = synthesizeTemplate();
+  const worker = resourcesOfType(template, 'AWS::Lambda::Function').find(
+    ({ resource }) => resource.Metadata?.['lethe:entry'] === 'functions/worker.ts',
+  );
+  const queue = eventSources.find((source) => source.kind === 'sqs');
+  return {
+    workerMemoryMB: Number(worker?.properties.MemorySize ?? 128),
+    workerTimeoutSeconds: Number(worker?.properties.Timeout ?? 3),
+    batchSize: queue?.batchSize ?? 10,
+    maxConcurrency: queue?.maxConcurrency ?? 5,
+    localConcurrency: localConcurrency ?? queue?.maxConcurrency ?? 5,
+    pageSize: Number(overrides[ENV.pageSize] ?? 1000),
+    settings: overrides,
+  };
+}

@@ -204,6 +204,11 @@ export class LetheStack extends Stack {
         }),
       );
     }
+    if (!props.bucketName) {
+      // The stack's own bucket does not keep versions: no need to ask per deletion (if someone
+      // turns versioning on, verification still finds the versions and deletes them).
+      for (const fn of [dispatcher, sweeper]) fn.configure('bucketVersioning', 'off');
+    }
     for (const fn of [sweeper]) {
       fn.configure(
         'staleAfterSeconds',

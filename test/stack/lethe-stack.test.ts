@@ -381,4 +381,29 @@ describe('existing bucket (bucketName)', () => {
     // Assess
     custom.template.hasOutput('BucketName', { Value: CUSTOM.bucketName });
   });
+
+  it('asks that bucket whether it keeps versions (no LETHE_BUCKET_VERSIONING=off)', () => {
+    // Assess
+    custom.template.hasResource('AWS::Lambda::Function', {
+      Metadata: { 'lethe:entry': ENTRIES.dispatcher },
+      Properties: {
+        Environment: { Variables: Match.objectLike({ [ENV.bucketVersioning]: Match.absent() }) },
+      },
+    });
+  });
+});
+
+describe('bucket versioning', () => {
+  it.each(['dispatcher', 'sweeper'] as const)(
+    'tells the %s that the bucket of the stack keeps no versions',
+    (fn) => {
+      // Assess
+      defaults.template.hasResource('AWS::Lambda::Function', {
+        Metadata: { 'lethe:entry': ENTRIES[fn] },
+        Properties: {
+          Environment: { Variables: Match.objectLike({ [ENV.bucketVersioning]: 'off' }) },
+        },
+      });
+    },
+  );
 });

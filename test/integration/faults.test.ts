@@ -5,6 +5,7 @@ import {
 } from '@aws-sdk/client-sqs';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterEach, describe, expect, it } from 'vitest';
+import { armFailpoint, disarmFailpoints } from '../../lib/failpoints.ts';
 import { documentClient } from '../../lib/table.ts';
 import { assertCellCompleted, prepareCell, requestDeletion, waitForEnd } from '../helpers/cells.ts';
 import { type FaultPlan, faultyClients } from '../helpers/faults.ts';
@@ -22,6 +23,7 @@ const SETTINGS = {
 describe('deleting under injected faults', () => {
   let target: TestTarget | undefined;
   afterEach(async () => {
+    disarmFailpoints();
     await target?.stop();
     target = undefined;
   });
@@ -47,6 +49,7 @@ describe('deleting under injected faults', () => {
 
     const receipt = await waitForEnd(api, cell.tenant, await requestDeletion(api, cell.tenant));
 
+    console.info(`faults injected: ${JSON.stringify(counts)}`);
     expect(counts.s3Errors).toBeGreaterThan(0);
     expect(counts.keyErrors).toBeGreaterThan(0);
     expect(counts.throttled).toBeGreaterThan(0);
@@ -64,6 +67,7 @@ describe('deleting under injected faults', () => {
 
     const receipt = await waitForEnd(api, cell.tenant, await requestDeletion(api, cell.tenant));
 
+    console.info(`faults injected: ${JSON.stringify(counts)}`);
     expect(counts.duplicated).toBeGreaterThan(0);
     expect(counts.lost).toBeGreaterThan(0);
     await assertCellCompleted(api, target.s3, cell, receipt);
@@ -95,6 +99,32 @@ describe('deleting under injected faults', () => {
     );
     expect(retry.status).toBe(202);
     expect(completed.attempts).toBeGreaterThanOrEqual(2);
+    await assertCellCompleted(api, target.s3, cell, completed);
+  });
+
+  it('marks a deletion that never progresses FAILED (Stalled), and a retry completes it', async () => {
+    const faults = faultyClients({});
+    target = await startTarget({
+      settings: { ...SETTINGS, LETHE_MAX_ATTEMPTS: '2' },
+      visibilityTimeoutSeconds: 2,
+      wrapClients: faults.wrap,
+    });
+    const api = apiClient(target.baseUrl);
+    const cell = await prepareCell(api, target.s3, 'stalled', 30);
+    armFailpoint('worker.after-list', 'error', 1_000_000);
+
+    const deletionId = await requestDeletion(api, cell.tenant);
+    const stalled = await waitForEnd(api, cell.tenant, deletionId);
+    disarmFailpoints();
+    const retry = await api.call(
+      'POST',
+      `/v1/tenants/${cell.tenant}/deletions/${deletionId}/retry`,
+    );
+    const completed = await waitForEnd(api, cell.tenant, deletionId);
+
+    expect(stalled).toMatchObject({ state: 'FAILED', objectsDeleted: 0 });
+    expect(stalled.failures).toEqual([{ code: 'Stalled', message: expect.any(String) }]);
+    expect(retry.status).toBe(202);
     await assertCellCompleted(api, target.s3, cell, completed);
   });
 

@@ -1,6 +1,5 @@
 import {
   BatchWriteCommand,
-  GetCommand,
   PutCommand,
   QueryCommand,
   type QueryCommandInput,
@@ -22,6 +21,7 @@ import {
   documentClient,
   isConditionFailure,
   names,
+  readItem,
   sleep,
 } from './table.ts';
 
@@ -66,36 +66,19 @@ export class ProgressStore {
   }
 
   async getDeletion(tenant: string, deletionId: string): Promise<DeletionRecord | undefined> {
-    const { Item } = await this.#client.send(
-      new GetCommand({
-        TableName: this.#table,
-        Key: keys.deletion(tenant, deletionId),
-        ConsistentRead: true,
-      }),
-    );
-    return Item as DeletionRecord | undefined;
+    return readItem<DeletionRecord>(this.#client, this.#table, keys.deletion(tenant, deletionId));
   }
 
   async getStream(tenant: string, stream: string): Promise<StreamRecord | undefined> {
-    const { Item } = await this.#client.send(
-      new GetCommand({
-        TableName: this.#table,
-        Key: keys.stream(tenant, stream),
-        ConsistentRead: true,
-      }),
-    );
-    return Item as StreamRecord | undefined;
+    return readItem<StreamRecord>(this.#client, this.#table, keys.stream(tenant, stream));
   }
 
   async getChain(deletion: DeletionRecord, chainId: string): Promise<ChainRecord | undefined> {
-    const { Item } = await this.#client.send(
-      new GetCommand({
-        TableName: this.#table,
-        Key: keys.chain(deletion.deletionId, deletion.round, chainId),
-        ConsistentRead: true,
-      }),
+    return readItem<ChainRecord>(
+      this.#client,
+      this.#table,
+      keys.chain(deletion.deletionId, deletion.round, chainId),
     );
-    return Item as ChainRecord | undefined;
   }
 
   async getPage(
@@ -103,14 +86,11 @@ export class ProgressStore {
     chainId: string,
     page: number,
   ): Promise<PageRecord | undefined> {
-    const { Item } = await this.#client.send(
-      new GetCommand({
-        TableName: this.#table,
-        Key: keys.page(deletion.deletionId, deletion.round, chainId, page),
-        ConsistentRead: true,
-      }),
+    return readItem<PageRecord>(
+      this.#client,
+      this.#table,
+      keys.page(deletion.deletionId, deletion.round, chainId, page),
     );
-    return Item as PageRecord | undefined;
   }
 
   /** Creates the chains of a round; chains that already exist keep their progress. */

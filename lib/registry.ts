@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import {
-  GetCommand,
   PutCommand,
   QueryCommand,
   TransactWriteCommand,
@@ -29,6 +28,7 @@ import {
   isConditionFailure,
   names,
   oldItemOf,
+  readItem,
   sleep,
 } from './table.ts';
 
@@ -143,14 +143,11 @@ export class StreamRegistry {
   }
 
   async get(tenant: string, stream: string): Promise<StreamRecord> {
-    const { Item } = await this.#client.send(
-      new GetCommand({
-        TableName: this.#table,
-        Key: keys.stream(tenant, stream),
-        ConsistentRead: true,
-      }),
+    const record = await readItem<StreamRecord>(
+      this.#client,
+      this.#table,
+      keys.stream(tenant, stream),
     );
-    const record = Item as StreamRecord | undefined;
     if (!record || record.state === 'DELETED') throw new StreamNotFoundError(tenant, stream);
     return record;
   }
@@ -308,15 +305,13 @@ export class StreamRegistry {
   }
 
   async getDeletion(tenant: string, deletionId: string): Promise<DeletionRecord> {
-    const { Item } = await this.#client.send(
-      new GetCommand({
-        TableName: this.#table,
-        Key: keys.deletion(tenant, deletionId),
-        ConsistentRead: true,
-      }),
+    const deletion = await readItem<DeletionRecord>(
+      this.#client,
+      this.#table,
+      keys.deletion(tenant, deletionId),
     );
-    if (!Item) throw new DeletionNotFoundError(tenant, deletionId);
-    return Item as DeletionRecord;
+    if (!deletion) throw new DeletionNotFoundError(tenant, deletionId);
+    return deletion;
   }
 
   /** The key failures of the deletion's current round, at most `limit` of them. */
@@ -380,14 +375,7 @@ export class StreamRegistry {
   }
 
   async #getStream(tenant: string, stream: string): Promise<StreamRecord | undefined> {
-    const { Item } = await this.#client.send(
-      new GetCommand({
-        TableName: this.#table,
-        Key: keys.stream(tenant, stream),
-        ConsistentRead: true,
-      }),
-    );
-    return Item as StreamRecord | undefined;
+    return readItem<StreamRecord>(this.#client, this.#table, keys.stream(tenant, stream));
   }
 }
 

@@ -4,7 +4,7 @@ import {
   DynamoDBClient,
   TransactionCanceledException,
 } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 
 /** A document client that drops `undefined` attributes, so optional fields can be spread. */
@@ -54,3 +54,15 @@ export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(r
 /** Exponential backoff with full jitter, in milliseconds. */
 export const backoff = (attempt: number, baseMs = 50, capMs = 2_000) =>
   Math.random() * Math.min(capMs, baseMs * 2 ** attempt);
+
+/** A strongly consistent read of one item: every decision in Lethe reads its latest state. */
+export async function readItem<T>(
+  client: DynamoDBDocumentClient,
+  tableName: string,
+  key: { pk: string; sk: string },
+): Promise<T | undefined> {
+  const { Item } = await client.send(
+    new GetCommand({ TableName: tableName, Key: key, ConsistentRead: true }),
+  );
+  return Item as T | undefined;
+}

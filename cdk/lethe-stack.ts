@@ -209,7 +209,8 @@ export class LetheStack extends Stack {
       // turns versioning on, verification still finds the versions and deletes them).
       for (const fn of [dispatcher, sweeper]) fn.configure('bucketVersioning', 'off');
     }
-    for (const fn of [sweeper]) {
+    // The worker marks progress at a third of the sweeper's threshold.
+    for (const fn of [sweeper, worker]) {
       fn.configure(
         'staleAfterSeconds',
         props.staleAfterSeconds ?? DEFAULTS.staleAfterSeconds,

@@ -34,8 +34,7 @@ export type FinalizeOutcome =
 /** True when every chain of the round has ended and every listed page is recorded. */
 export const isReadyToVerify = (deletion: DeletionRecord) =>
   deletion.state === 'RUNNING' &&
-  deletion.chainsEnded >= deletion.chainsTotal &&
-  deletion.pagesDone >= deletion.pagesListed;
+  deletion.chainsSettled >= deletion.chainsTotal;
 
 /**
  * Verify, then finish: a deletion is COMPLETED only when a listing of its whole location comes
@@ -78,12 +77,14 @@ export class Finalizer {
     failpoint('finalize.before-verify');
     // Through versions: a versioned bucket keeps data that a listing of objects cannot see.
     const left = await whatIsLeft(this.#s3, deletion.bucket, deletion.prefix);
+    // The receipt's totals, from every chain of every round.
+    const final = { ...deletion, ...(await this.#store.totals(deletion)) };
     if (left.empty) {
       failpoint('finalize.after-verify');
-      return (await this.#store.complete(deletion)) === 'recorded' ? 'completed' : 'fenced';
+      return (await this.#store.complete(final)) === 'recorded' ? 'completed' : 'fenced';
     }
-    if (deletion.failedObjects > 0) {
-      return (await this.#store.fail(deletion)) === 'recorded' ? 'failed' : 'fenced';
+    if (final.failedObjects > 0) {
+      return (await this.#store.fail(final)) === 'recorded' ? 'failed' : 'fenced';
     }
     if (left.versioned && !deletion.versioned) {
       // The bucket keeps versions after all: go again, version by version.
@@ -95,7 +96,7 @@ export class Finalizer {
         code: 'LocationNotEmpty',
         message: `objects kept appearing under the location after ${deletion.round} rounds, e.g. ${left.key}`,
       };
-      return (await this.#store.fail(deletion, reason)) === 'recorded' ? 'failed' : 'fenced';
+      return (await this.#store.fail(final, reason)) === 'recorded' ? 'failed' : 'fenced';
     }
     return (await this.#store.nextRound(deletion)) === 'recorded' ? 'next-round' : 'fenced';
   }

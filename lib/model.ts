@@ -20,14 +20,6 @@ export const keys = {
     pk: `DELETION#${deletionId}`,
     skPrefix: `CHAIN#${round}#`,
   }),
-  page: (deletionId: string, round: number, chainId: string, page: number) => ({
-    pk: `DELETION#${deletionId}`,
-    sk: `PAGE#${round}#${chainId}#${String(page).padStart(10, '0')}`,
-  }),
-  pagesOf: (deletionId: string, round: number) => ({
-    pk: `DELETION#${deletionId}`,
-    skPrefix: `PAGE#${round}#`,
-  }),
   failure: (deletionId: string, round: number, key: string) => ({
     pk: `DELETION#${deletionId}`,
     sk: `FAILURE#${round}#${key}`,
@@ -67,13 +59,13 @@ export interface DeletionRecord {
   /** Each round lists the location afresh; a round ends in verification. */
   round: number;
   attempts: number;
+  /** Totals, written when the deletion ends; while it runs, its chains hold the counts. */
   objectsDeleted: number;
   bytesDeleted: number;
   failedObjects: number;
+  /** Chains of the current round, and how many of them have ended with no page open. */
   chainsTotal: number;
-  chainsEnded: number;
-  pagesListed: number;
-  pagesDone: number;
+  chainsSettled: number;
   requestedAt: string;
   updatedAt: string;
   completedAt?: string;
@@ -84,7 +76,10 @@ export interface DeletionRecord {
   expiresAt?: number;
 }
 
-/** One chain of pages: every key under `prefix`, listed in order, one page at a time. */
+/**
+ * One chain of pages: every key under `prefix`, listed in order, one page at a time. The chain
+ * item holds its own progress (cursor, open pages, counts), so a page touches only its chain.
+ */
 export interface ChainRecord {
   chainId: string;
   round: number;
@@ -94,6 +89,14 @@ export interface ChainRecord {
   /** StartAfter for the next page: the last key listed so far. */
   lastKey?: string;
   ended: boolean;
+  /** Pages listed whose deletion is not yet counted, by page number. */
+  open: Record<string, PageRecord>;
+  objectsDeleted: number;
+  bytesDeleted: number;
+  failedObjects: number;
+  pagesDone: number;
+  /** Counted towards the deletion's settled chains (ended, no page open). */
+  settled: boolean;
 }
 
 /** A page whose keys were listed but whose deletion is not yet recorded. */

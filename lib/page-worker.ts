@@ -18,6 +18,8 @@ export interface PageWorkerOptions {
   readonly finalizer: Finalizer;
   /** Keys listed and deleted per message, at most 1,000. */
   readonly pageSize?: number;
+  /** Seconds between marks of progress on the deletion (for the sweeper). @default 60 */
+  readonly heartbeatSeconds?: number;
 }
 
 export type WorkOutcome =
@@ -44,6 +46,7 @@ export class PageWorker {
   readonly #queue: WorkQueue;
   readonly #finalizer: Finalizer;
   readonly #pageSize: number;
+  readonly #heartbeatMs: number;
 
   constructor(options: PageWorkerOptions) {
     this.#store = options.store;
@@ -52,6 +55,7 @@ export class PageWorker {
     this.#queue = options.queue;
     this.#finalizer = options.finalizer;
     this.#pageSize = options.pageSize ?? 1000;
+    this.#heartbeatMs = (options.heartbeatSeconds ?? 60) * 1000;
   }
 
   async handle(message: WorkMessage): Promise<WorkOutcome> {
@@ -69,17 +73,20 @@ export class PageWorker {
     assertInside(chain.prefix, deletion.prefix);
     if (chain.lastPage >= message.page) return this.#resume(deletion, chain, message.page);
     if (chain.lastPage !== message.page - 1 || chain.ended) return { outcome: 'stale' };
+    await this.#heartbeat(deletion);
 
     const listing = await this.#list(deletion, chain.prefix, chain.lastKey);
     for (const object of listing.objects) assertInside(object.key, deletion.prefix);
     failpoint('worker.after-list');
     const ended = !listing.truncated;
     const page = pageOf(chain, message.page, listing);
-    const outcome = await this.#store.recordListing(deletion, chain, message.page, page, ended);
-    if (outcome === 'fenced') return { outcome: 'stale' };
-    if (outcome === 'duplicate') return this.#resume(deletion, chain, message.page);
+    const listed = await this.#store.recordListing(deletion, chain, message.page, page, ended);
+    if (listed.outcome === 'duplicate') {
+      const current = await this.#store.getChain(deletion, message.chainId);
+      return current ? this.#resume(deletion, current, message.page) : { outcome: 'stale' };
+    }
     if (!page) {
-      await this.#finalizer.finalizeIfReady(deletion);
+      await this.#settleIfDone(deletion, listed.chain);
       return { outcome: 'chain-ended' };
     }
     failpoint('worker.before-next-page');
@@ -95,14 +102,13 @@ export class PageWorker {
   }
 
   /** Finishes a page that was listed before (a redelivery after a crash, or a duplicate). */
-  async #resume(deletion: DeletionRecord, seen: ChainRecord, pageNumber: number) {
-    const page = await this.#store.getPage(deletion, seen.chainId, pageNumber);
+  async #resume(deletion: DeletionRecord, chain: ChainRecord, pageNumber: number) {
+    const page = chain.open?.[String(pageNumber)];
     if (!page) {
-      // Counted already; if the run that counted it died before finalizing, finalize now.
-      await this.#finalizer.finalizeIfReady(deletion);
+      // Counted already; if the run that counted it died before settling, settle now.
+      await this.#settleIfDone(deletion, chain);
       return { outcome: 'duplicate' } as const;
     }
-    const chain = (await this.#store.getChain(deletion, seen.chainId)) ?? seen;
     const nextPending = chain.lastPage === pageNumber && !chain.ended;
     const pipelined = !deletion.versioned;
     if (nextPending && pipelined) await this.#sendPage(deletion, chain, pageNumber + 1);
@@ -118,6 +124,20 @@ export class PageWorker {
       await this.#sendPage(deletion, chain, pageNumber + 1);
     }
     return result;
+  }
+
+  /** A chain that has ended with no page open counts towards its round, once; maybe the last. */
+  async #settleIfDone(deletion: DeletionRecord, chain: ChainRecord) {
+    if (!chain.ended || Object.keys(chain.open ?? {}).length > 0) return;
+    if (!chain.settled) await this.#store.settleChain(deletion, chain);
+    await this.#finalizer.finalizeIfReady(deletion);
+  }
+
+  /** Progress is counted on chains; the deletion's own clock moves only every so often. */
+  async #heartbeat(deletion: DeletionRecord) {
+    if (Date.now() - Date.parse(deletion.updatedAt) >= this.#heartbeatMs) {
+      await this.#store.touch(deletion);
+    }
   }
 
   /** One page after `startAfter`: keys, or in a versioned bucket every version of whole keys. */
@@ -142,16 +162,16 @@ export class PageWorker {
     const result = await this.#deleter.deletePage(deletion.bucket, objects);
     failpoint('worker.after-delete');
     if (result.failures.length > 0) await this.#store.recordFailures(deletion, result.failures);
-    // Counted from the listing that created the page, so a resumed page counts keys that an
+    // Counted from the listing that opened the page, so a resumed page counts keys that an
     // earlier attempt deleted, and a duplicate counts nothing.
     const counted = {
       objects: page.count - result.failedObjects,
       bytes: page.bytes - result.failedBytes,
       failed: result.failures.length,
     };
-    const outcome = await this.#store.completePage(deletion, page, counted);
-    if (outcome !== 'recorded') return { outcome: outcome === 'fenced' ? 'stale' : 'duplicate' };
-    await this.#finalizer.finalizeIfReady(deletion);
+    const completed = await this.#store.completePage(deletion, page, counted);
+    if (completed.outcome !== 'recorded') return { outcome: 'duplicate' };
+    await this.#settleIfDone(deletion, completed.chain);
     return {
       outcome: 'deleted',
       objects: counted.objects,

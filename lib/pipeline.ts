@@ -61,6 +61,8 @@ export function createPipeline({ config, clients, now, onUnexpectedError }: Pipe
     queue,
     finalizer,
     pageSize: config.pageSize,
+    // Well inside the sweeper's threshold, so a deletion that moves is never taken for stalled.
+    heartbeatSeconds: Math.max(1, Math.floor(config.staleAfterSeconds / 3)),
   });
   const sweeper = new Sweeper({
     store,

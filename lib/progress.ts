@@ -5,6 +5,7 @@ import {
   type QueryCommandInput,
   TransactWriteCommand,
   UpdateCommand,
+  type UpdateCommandInput,
 } from '@aws-sdk/lib-dynamodb';
 import {
   type ChainRecord,
@@ -30,11 +31,49 @@ const deletionIsRunningRound = '#state = :running AND round = :round';
 const deletionIsPendingRound = '#state = :pending AND round = :round';
 const deletionIsUnchangedSince = '#state = :seen AND round = :round AND updatedAt = :updatedAt';
 const chainIsAtPage = 'lastPage = :previous AND ended = :false';
+const chainHasEnded = 'ended = :true AND settled = :false';
 const itemIsNew = 'attribute_not_exists(pk)';
-const itemExists = 'attribute_exists(pk)';
 const streamIsDeletedBy = 'deletionId = :id AND generation = :generation';
 
 export type WriteOutcome = 'recorded' | 'duplicate' | 'fenced';
+
+/** A conditional write on a chain: the chain as it now is, or `duplicate` if it lost. */
+export type ChainWrite = { outcome: 'recorded'; chain: ChainRecord } | { outcome: 'duplicate' };
+
+/** What a deletion deleted so far: every chain of every round, read at once. */
+export async function chainTotals(
+  client: ReturnType<typeof documentClient>,
+  tableName: string,
+  deletion: Pick<DeletionRecord, 'deletionId' | 'round'>,
+) {
+  const totals = { objectsDeleted: 0, bytesDeleted: 0, failedObjects: 0 };
+  let start: Record<string, unknown> | undefined;
+  do {
+    const { Items = [], LastEvaluatedKey } = await client.send(
+      new QueryCommand({
+        TableName: tableName,
+        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :chains)',
+        ExpressionAttributeValues: { ':pk': `DELETION#${deletion.deletionId}`, ':chains': 'CHAIN#' },
+        ConsistentRead: true,
+        ...(start ? { ExclusiveStartKey: start } : {}),
+      }),
+    );
+    for (const chain of Items as ChainRecord[]) {
+      totals.objectsDeleted += chain.objectsDeleted ?? 0;
+      totals.bytesDeleted += chain.bytesDeleted ?? 0;
+      // Failures of earlier rounds were tried again; only the current round's stand.
+      if (chain.round === deletion.round) totals.failedObjects += chain.failedObjects ?? 0;
+    }
+    start = LastEvaluatedKey;
+  } while (start);
+  return totals;
+}
+
+const totalsOf = (deletion: DeletionRecord) => ({
+  ':objects': deletion.objectsDeleted,
+  ':bytes': deletion.bytesDeleted,
+  ':failed': deletion.failedObjects,
+});
 
 export interface ProgressOptions {
   readonly tableName: string;
@@ -81,18 +120,6 @@ export class ProgressStore {
     );
   }
 
-  async getPage(
-    deletion: DeletionRecord,
-    chainId: string,
-    page: number,
-  ): Promise<PageRecord | undefined> {
-    return readItem<PageRecord>(
-      this.#client,
-      this.#table,
-      keys.page(deletion.deletionId, deletion.round, chainId, page),
-    );
-  }
-
   /** Creates the chains of a round; chains that already exist keep their progress. */
   async registerChains(
     deletion: DeletionRecord,
@@ -105,6 +132,12 @@ export class ProgressStore {
         prefix,
         lastPage: -1,
         ended: false,
+        open: {},
+        objectsDeleted: 0,
+        bytesDeleted: 0,
+        failedObjects: 0,
+        pagesDone: 0,
+        settled: false,
       };
       try {
         await this.#client.send(
@@ -133,8 +166,10 @@ export class ProgressStore {
         new UpdateCommand({
           TableName: this.#table,
           Key: keys.deletion(deletion.tenant, deletion.deletionId),
-          UpdateExpression:
-            'SET #state = :running, chainsTotal = :total, versioned = :versioned, updatedAt = :now, sweepSk = :now',
+          UpdateExpression: [
+            'SET #state = :running, chainsTotal = :total, chainsSettled = :zero,',
+            'versioned = :versioned, updatedAt = :now, sweepSk = :now',
+          ].join(' '),
           ConditionExpression: deletionIsPendingRound,
           ExpressionAttributeNames: names,
           ExpressionAttributeValues: {
@@ -142,6 +177,7 @@ export class ProgressStore {
             ':pending': 'PENDING',
             ':round': deletion.round,
             ':total': chainsTotal,
+            ':zero': 0,
             ':versioned': versioned,
             ':now': now,
           },
@@ -154,6 +190,7 @@ export class ProgressStore {
     }
   }
 
+  /** The chains of the deletion's current round. */
   chains(deletion: DeletionRecord): AsyncGenerator<ChainRecord> {
     const scope = keys.chainsOf(deletion.deletionId, deletion.round);
     return this.#query<ChainRecord>({
@@ -163,19 +200,15 @@ export class ProgressStore {
     });
   }
 
-  /** Pages of the current round that were listed but whose deletion is not recorded. */
-  openPages(deletion: DeletionRecord): AsyncGenerator<PageRecord> {
-    const scope = keys.pagesOf(deletion.deletionId, deletion.round);
-    return this.#query<PageRecord>({
-      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-      ExpressionAttributeValues: { ':pk': scope.pk, ':prefix': scope.skPrefix },
-      ConsistentRead: true,
-    });
+  /** What every chain of every round deleted, and what the current round could not. */
+  async totals(deletion: DeletionRecord) {
+    return chainTotals(this.#client, this.#table, deletion);
   }
 
   /**
-   * Records that page `page.page` of a chain was listed (or, without a page, that the chain
-   * listed empty), advancing the chain's cursor. Only one listing of a page number can win.
+   * Records that page `pageNumber` of a chain was listed (or, without a page, that the chain
+   * listed empty), advancing the chain's cursor and keeping the page among the chain's open
+   * pages. One conditional write on the chain: only one listing of a page number can win.
    */
   async recordListing(
     deletion: DeletionRecord,
@@ -183,49 +216,26 @@ export class ProgressStore {
     pageNumber: number,
     page: PageRecord | undefined,
     ended: boolean,
-  ): Promise<WriteOutcome> {
-    const now = this.#now().toISOString();
+  ): Promise<ChainWrite> {
     // A partial page (versions of one key that go on) leaves the cursor where it was.
     const cursor = page?.partial ? chain.lastKey : page?.lastKey;
-    const chainUpdate = {
-      Update: {
-        TableName: this.#table,
-        Key: keys.chain(deletion.deletionId, deletion.round, chain.chainId),
-        UpdateExpression: cursor
-          ? 'SET lastPage = :page, ended = :ended, lastKey = :lastKey'
-          : 'SET lastPage = :page, ended = :ended',
-        ConditionExpression: chainIsAtPage,
-        ExpressionAttributeValues: {
-          ':page': pageNumber,
-          ':previous': pageNumber - 1,
-          ':ended': ended,
-          ':false': false,
-          ...(cursor ? { ':lastKey': cursor } : {}),
-        },
+    const sets = ['lastPage = :page', 'ended = :ended'];
+    if (cursor) sets.push('lastKey = :lastKey');
+    if (page) sets.push('#open.#page = :record');
+    return this.#writeChain(deletion, chain.chainId, {
+      UpdateExpression: `SET ${sets.join(', ')}`,
+      ConditionExpression: chainIsAtPage,
+      ExpressionAttributeNames: {
+        ...(page ? { '#open': 'open', '#page': String(pageNumber) } : {}),
       },
-    };
-    const deletionUpdate = this.#deletionUpdate(
-      deletion,
-      'ADD pagesListed :pages, chainsEnded :ended SET updatedAt = :now, sweepSk = :now',
-      { ':pages': page ? 1 : 0, ':ended': ended ? 1 : 0, ':now': now },
-    );
-    const pagePut = page
-      ? [
-          {
-            Put: {
-              TableName: this.#table,
-              Item: {
-                ...keys.page(deletion.deletionId, deletion.round, chain.chainId, pageNumber),
-                ...page,
-              },
-              ConditionExpression: itemIsNew,
-            },
-          },
-        ]
-      : [];
-    return this.#transact([chainUpdate, deletionUpdate, ...pagePut], {
-      0: 'duplicate',
-      2: 'duplicate',
+      ExpressionAttributeValues: {
+        ':page': pageNumber,
+        ':previous': pageNumber - 1,
+        ':ended': ended,
+        ':false': false,
+        ...(cursor ? { ':lastKey': cursor } : {}),
+        ...(page ? { ':record': page } : {}),
+      },
     });
   }
 
@@ -255,39 +265,75 @@ export class ProgressStore {
     }
   }
 
-  /** Counts a page's deletion exactly once and forgets the page. */
+  /**
+   * Counts an open page's deletion on its chain and closes it, exactly once: one conditional
+   * write on the chain item (no transaction, nothing shared between chains).
+   */
   async completePage(
     deletion: DeletionRecord,
     page: PageRecord,
     result: { objects: number; bytes: number; failed: number },
-  ): Promise<WriteOutcome> {
+  ): Promise<ChainWrite> {
+    return this.#writeChain(deletion, page.chainId, {
+      UpdateExpression: [
+        'REMOVE #open.#page',
+        'ADD objectsDeleted :objects, bytesDeleted :bytes, failedObjects :failed, pagesDone :one',
+      ].join(' '),
+      ConditionExpression: 'attribute_exists(#open.#page)',
+      ExpressionAttributeNames: { '#open': 'open', '#page': String(page.page) },
+      ExpressionAttributeValues: {
+        ':objects': result.objects,
+        ':bytes': result.bytes,
+        ':failed': result.failed,
+        ':one': 1,
+      },
+    });
+  }
+
+  /**
+   * Counts a chain that has ended with no page open towards its round, once (the only
+   * transaction of the page path, and one per chain, not per page).
+   */
+  async settleChain(deletion: DeletionRecord, chain: ChainRecord): Promise<WriteOutcome> {
     const now = this.#now().toISOString();
     return this.#transact(
       [
         {
-          Delete: {
+          Update: {
             TableName: this.#table,
-            Key: keys.page(deletion.deletionId, deletion.round, page.chainId, page.page),
-            ConditionExpression: itemExists,
+            Key: keys.chain(deletion.deletionId, deletion.round, chain.chainId),
+            UpdateExpression: 'SET settled = :true',
+            ConditionExpression: chainHasEnded,
+            ExpressionAttributeValues: { ':true': true, ':false': false },
           },
         },
         this.#deletionUpdate(
           deletion,
-          [
-            'ADD objectsDeleted :objects, bytesDeleted :bytes, failedObjects :failed, pagesDone :one',
-            'SET updatedAt = :now, sweepSk = :now',
-          ].join(' '),
-          {
-            ':objects': result.objects,
-            ':bytes': result.bytes,
-            ':failed': result.failed,
-            ':one': 1,
-            ':now': now,
-          },
+          'ADD chainsSettled :one SET updatedAt = :now, sweepSk = :now',
+          { ':one': 1, ':now': now },
         ),
       ],
       { 0: 'duplicate' },
     );
+  }
+
+  /** Marks progress on a running deletion, so the sweeper does not take it for stalled. */
+  async touch(deletion: DeletionRecord): Promise<void> {
+    const now = this.#now().toISOString();
+    try {
+      await this.#client.send(
+        new UpdateCommand({
+          TableName: this.#table,
+          Key: keys.deletion(deletion.tenant, deletion.deletionId),
+          UpdateExpression: 'SET updatedAt = :now, sweepSk = :now',
+          ConditionExpression: deletionIsRunningRound,
+          ExpressionAttributeNames: names,
+          ExpressionAttributeValues: { ':now': now, ':running': 'RUNNING', ':round': deletion.round },
+        }),
+      );
+    } catch (error) {
+      if (!isConditionFailure(error)) throw error;
+    }
   }
 
   /** RUNNING -> COMPLETED, and the stream name becomes free for a new incarnation. */
@@ -295,8 +341,17 @@ export class ProgressStore {
     const now = this.#now();
     const finish = this.#deletionUpdate(
       deletion,
-      'SET #state = :completed, completedAt = :now, updatedAt = :now, expiresAt = :expires REMOVE sweepPk, sweepSk',
-      { ':completed': 'COMPLETED', ':now': now.toISOString(), ':expires': this.#expiry(now) },
+      [
+        'SET #state = :completed, completedAt = :now, updatedAt = :now, expiresAt = :expires,',
+        'objectsDeleted = :objects, bytesDeleted = :bytes, failedObjects = :failed',
+        'REMOVE sweepPk, sweepSk',
+      ].join(' '),
+      {
+        ':completed': 'COMPLETED',
+        ':now': now.toISOString(),
+        ':expires': this.#expiry(now),
+        ...totalsOf(deletion),
+      },
     );
     const freeName = {
       Update: {
@@ -326,11 +381,16 @@ export class ProgressStore {
       [
         this.#deletionUpdate(
           deletion,
-          `SET #state = :failedState, updatedAt = :now, expiresAt = :expires${reason ? ', reason = :reason' : ''} REMOVE sweepPk, sweepSk`,
+          [
+            'SET #state = :failedState, updatedAt = :now, expiresAt = :expires,',
+            `objectsDeleted = :objects, bytesDeleted = :bytes, failedObjects = :failed${reason ? ', reason = :reason' : ''}`,
+            'REMOVE sweepPk, sweepSk',
+          ].join(' '),
           {
             ':failedState': 'FAILED',
             ':now': now.toISOString(),
             ':expires': this.#expiry(now),
+            ...totalsOf(deletion),
             ...(reason ? { ':reason': reason } : {}),
           },
           deletion.state,
@@ -351,9 +411,8 @@ export class ProgressStore {
         this.#deletionUpdate(
           deletion,
           [
-            'SET #state = :pending, round = round + :one, chainsTotal = :zero, chainsEnded = :zero,',
-            'pagesListed = :zero, pagesDone = :zero, versioned = :versioned, updatedAt = :now,',
-            'sweepSk = :now',
+            'SET #state = :pending, round = round + :one, chainsTotal = :zero, chainsSettled = :zero,',
+            'versioned = :versioned, updatedAt = :now, sweepSk = :now',
           ].join(' '),
           { ':pending': 'PENDING', ':one': 1, ':zero': 0, ':now': now, ':versioned': versioned },
         ),
@@ -398,6 +457,33 @@ export class ProgressStore {
       return Attributes as DeletionRecord;
     } catch (error) {
       if (isConditionFailure(error)) return undefined;
+      throw error;
+    }
+  }
+
+  async #writeChain(
+    deletion: DeletionRecord,
+    chainId: string,
+    update: Pick<
+      UpdateCommandInput,
+      'UpdateExpression' | 'ConditionExpression' | 'ExpressionAttributeNames' | 'ExpressionAttributeValues'
+    >,
+  ): Promise<ChainWrite> {
+    try {
+      const { Attributes } = await this.#client.send(
+        new UpdateCommand({
+          TableName: this.#table,
+          Key: keys.chain(deletion.deletionId, deletion.round, chainId),
+          ...update,
+          ...(update.ExpressionAttributeNames && Object.keys(update.ExpressionAttributeNames).length > 0
+            ? {}
+            : { ExpressionAttributeNames: undefined }),
+          ReturnValues: 'ALL_NEW',
+        }),
+      );
+      return { outcome: 'recorded', chain: Attributes as ChainRecord };
+    } catch (error) {
+      if (isConditionFailure(error)) return { outcome: 'duplicate' };
       throw error;
     }
   }

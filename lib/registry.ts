@@ -21,6 +21,7 @@ import {
   type StreamRecord,
 } from './model.ts';
 import { streamPrefix } from './names.ts';
+import { chainTotals } from './progress.ts';
 import {
   backoff,
   cancellationOf,
@@ -252,9 +253,7 @@ export class StreamRegistry {
         bytesDeleted: 0,
         failedObjects: 0,
         chainsTotal: 0,
-        chainsEnded: 0,
-        pagesListed: 0,
-        pagesDone: 0,
+        chainsSettled: 0,
         requestedAt: now,
         updatedAt: now,
       };
@@ -311,7 +310,9 @@ export class StreamRegistry {
       keys.deletion(tenant, deletionId),
     );
     if (!deletion) throw new DeletionNotFoundError(tenant, deletionId);
-    return deletion;
+    // Until it completes, the counts live on its chains; a COMPLETED receipt holds them itself.
+    if (deletion.state === 'COMPLETED') return deletion;
+    return { ...deletion, ...(await chainTotals(this.#client, this.#table, deletion)) };
   }
 
   /** The key failures of the deletion's current round, at most `limit` of them. */
@@ -344,8 +345,7 @@ export class StreamRegistry {
           Key: keys.deletion(tenant, deletionId),
           UpdateExpression: [
             'SET #state = :pending, round = round + :one, attempts = attempts + :one,',
-            'failedObjects = :zero, chainsTotal = :zero, chainsEnded = :zero,',
-            'pagesListed = :zero, pagesDone = :zero, updatedAt = :now,',
+            'failedObjects = :zero, chainsTotal = :zero, chainsSettled = :zero, updatedAt = :now,',
             'sweepPk = :open, sweepSk = :now REMOVE reason, expiresAt',
           ].join(' '),
           ConditionExpression: deletionFailed,

@@ -1,7 +1,7 @@
 import type { Dispatcher } from './dispatch.ts';
 import { failpoint } from './failpoints.ts';
 import { type Finalizer, isReadyToVerify } from './finalizer.ts';
-import { fenceOf } from './messages.ts';
+import { fenceOf, type PageMessage } from './messages.ts';
 import type { DeletionRecord } from './model.ts';
 import type { ProgressStore } from './progress.ts';
 import type { WorkQueue } from './work-queue.ts';
@@ -62,7 +62,8 @@ export class Sweeper {
           code: 'Stalled',
           message: `no progress after ${this.#maxAttempts} attempts; retry it once the cause is fixed`,
         };
-        if ((await this.#store.fail(claimed, reason)) === 'recorded') report.failed++;
+        const final = { ...claimed, ...(await this.#store.totals(claimed)) };
+        if ((await this.#store.fail(final, reason)) === 'recorded') report.failed++;
         continue;
       }
       report.messages += await this.#resume(claimed);
@@ -81,17 +82,26 @@ export class Sweeper {
       await this.#finalizer.finalize(deletion);
       return 0;
     }
-    const pages = [];
-    for await (const page of this.#store.openPages(deletion)) {
-      pages.push({
+    // From the chains' own records: their open pages, the next page of each unfinished chain,
+    // and chains that ended with nothing open but were never counted (a crash in between).
+    const messages: PageMessage[] = [];
+    let settled = 0;
+    for await (const chain of this.#store.chains(deletion)) {
+      const page = (number: number) => ({
         ...fenceOf(deletion),
         type: 'page' as const,
-        chainId: page.chainId,
-        page: page.page,
+        chainId: chain.chainId,
+        page: number,
       });
+      const open = Object.values(chain.open ?? {});
+      messages.push(...open.map((record) => page(record.page)));
+      if (!chain.ended) messages.push(page(chain.lastPage + 1));
+      else if (open.length === 0 && !chain.settled) {
+        if ((await this.#store.settleChain(deletion, chain)) === 'recorded') settled++;
+      }
     }
-    await this.#queue.send(pages);
-    const chains = await this.#dispatcher.startChains(deletion, (chain) => !chain.ended);
-    return pages.length + chains;
+    await this.#queue.send(messages);
+    if (settled > 0) await this.#finalizer.finalizeIfReady(deletion);
+    return messages.length;
   }
 }

@@ -1,5 +1,6 @@
 import {
   DeleteMessageBatchCommand,
+  type Message,
   ReceiveMessageCommand,
   type SQSClient,
 } from '@aws-sdk/client-sqs';
@@ -24,11 +25,17 @@ export interface QueuePollerOptions {
  * per invocation, at most `MaximumConcurrency` invocations at once; successful messages are
  * deleted, failed ones (`batchItemFailures`, or all on a throw) stay for the visibility
  * timeout and come back, and the queue's redrive policy moves them to its DLQ.
+ *
+ * One receive is in flight at a time (invocations still run `MaximumConcurrency` at once):
+ * moto hands one message to two receives that race (2 of 200 messages with 20 receivers, none
+ * with one), and every idle receiver costs it a request a second.
  */
 export class QueuePoller {
   readonly #options: QueuePollerOptions;
   #running = false;
   #loops: Array<Promise<void>> = [];
+  /** Settles when the receive in flight (if any) has returned. */
+  #turn: Promise<void> = Promise.resolve();
 
   constructor(options: QueuePollerOptions) {
     this.#options = options;
@@ -52,17 +59,9 @@ export class QueuePoller {
     const { sqs, source, queueUrl } = this.#options;
     while (this.#running) {
       try {
-        const { Messages = [] } = await sqs.send(
-          new ReceiveMessageCommand({
-            QueueUrl: queueUrl,
-            MaxNumberOfMessages: Math.min(10, source.batchSize),
-            WaitTimeSeconds: 1,
-            MessageSystemAttributeNames: ['All'],
-            MessageAttributeNames: ['All'],
-          }),
-        );
-        if (Messages.length === 0) continue;
-        const records: SQSRecord[] = Messages.map((message) => ({
+        const messages = await this.#receive();
+        if (messages.length === 0) continue;
+        const records: SQSRecord[] = messages.map((message) => ({
           messageId: message.MessageId ?? '',
           receiptHandle: message.ReceiptHandle ?? '',
           body: message.Body ?? '',
@@ -90,6 +89,32 @@ export class QueuePoller {
         this.#options.log?.(`queue poller: ${(error as Error).message}`);
         await sleep(500);
       }
+    }
+  }
+
+  /** Waits for its turn, then receives (nothing once stopped, so that stop() is prompt). */
+  async #receive(): Promise<Message[]> {
+    const { sqs, source, queueUrl } = this.#options;
+    const previous = this.#turn;
+    let release = () => {};
+    this.#turn = new Promise((resolve) => {
+      release = resolve;
+    });
+    try {
+      await previous;
+      if (!this.#running) return [];
+      const { Messages = [] } = await sqs.send(
+        new ReceiveMessageCommand({
+          QueueUrl: queueUrl,
+          MaxNumberOfMessages: Math.min(10, source.batchSize),
+          WaitTimeSeconds: 1,
+          MessageSystemAttributeNames: ['All'],
+          MessageAttributeNames: ['All'],
+        }),
+      );
+      return Messages;
+    } finally {
+      release();
     }
   }
 

@@ -22,6 +22,8 @@ export interface StreamPollerOptions {
   readonly queueUrlOf: (arn: string) => string | undefined;
   readonly region: string;
   readonly idleMs?: number;
+  /** Milliseconds between looks for new shards. @default 10000 */
+  readonly discoverMs?: number;
   /** Least milliseconds between re-anchorings of an idle shard's iterator. @default 1000 */
   readonly reanchorMs?: number;
   readonly log?: (message: string) => void;
@@ -40,7 +42,10 @@ interface ShardCursor {
 
 /** Records a re-anchored iterator reads again: more than a failed transaction can leave behind. */
 const REWIND = 4n;
+/** Event ids remembered: enough for the records a re-anchored iterator reads again. */
 const RECENT = 64;
+/** Records per GetRecords, DynamoDB Streams' maximum. */
+const READ_LIMIT = 1000;
 
 /**
  * Polls a DynamoDB stream the way Lambda's event source mapping does: every shard from the
@@ -53,6 +58,7 @@ export class StreamPoller {
   readonly #shards = new Map<string, ShardCursor>();
   #running = false;
   #loop: Promise<void> | undefined;
+  #discoveredAt = Number.NEGATIVE_INFINITY;
 
   constructor(options: StreamPollerOptions) {
     this.#options = options;
@@ -73,7 +79,11 @@ export class StreamPoller {
     while (this.#running) {
       let delivered = 0;
       try {
-        await this.#discoverShards();
+        // Shards change rarely (moto has one per table): not worth a request every poll.
+        if (Date.now() - this.#discoveredAt >= (this.#options.discoverMs ?? 10_000)) {
+          await this.#discoverShards();
+          this.#discoveredAt = Date.now();
+        }
         for (const [shardId, cursor] of this.#shards) {
           if (!cursor.iterator || !this.#running) continue;
           delivered += await this.#pollShard(shardId, cursor);
@@ -114,14 +124,17 @@ export class StreamPoller {
 
   async #pollShard(shardId: string, cursor: ShardCursor): Promise<number> {
     const { streams, source } = this.#options;
+    // Read as much as a call returns, as Lambda does, then batch what passes the filters.
     const { Records = [], NextShardIterator } = await streams.send(
-      new GetRecordsCommand({ ShardIterator: cursor.iterator, Limit: source.batchSize }),
+      new GetRecordsCommand({ ShardIterator: cursor.iterator, Limit: READ_LIMIT }),
     );
     const unseen = Records.filter((record) => !cursor.recent.includes(record.eventID ?? ''));
     const records = unseen
       .map((record) => this.#toLambdaRecord(record))
       .filter((record) => passesFilters(record, source.filters));
-    if (records.length > 0) await this.#deliver(shardId, records);
+    for (let start = 0; start < records.length; start += source.batchSize) {
+      await this.#deliver(shardId, records.slice(start, start + source.batchSize));
+    }
     // Only now does the shard move on: a crash before this point replays the batch.
     for (const record of unseen) {
       cursor.recent.push(record.eventID ?? '');

@@ -40,9 +40,7 @@ export function aDeletion(overrides: Partial<DeletionRecord> = {}): DeletionReco
     bytesDeleted: 0,
     failedObjects: 0,
     chainsTotal: 1,
-    chainsEnded: 0,
-    pagesListed: 0,
-    pagesDone: 0,
+    chainsSettled: 0,
     requestedAt: '2026-03-01T11:00:00.000Z',
     updatedAt: '2026-03-01T11:00:00.000Z',
     ...overrides,
@@ -56,6 +54,12 @@ export function aChain(overrides: Partial<ChainRecord> = {}): ChainRecord {
     prefix: 'streams/acme/logs/1/dt=2026-01-01/',
     lastPage: -1,
     ended: false,
+    open: {},
+    objectsDeleted: 0,
+    bytesDeleted: 0,
+    failedObjects: 0,
+    pagesDone: 0,
+    settled: false,
     ...overrides,
   };
 }

@@ -10,7 +10,9 @@ import { aDeletion, aStream, DELETION_ID, NOW } from '../helpers/records.ts';
 
 const s3 = mockClient(S3Client);
 const ready = (overrides: Partial<DeletionRecord> = {}) =>
-  aDeletion({ chainsTotal: 2, chainsEnded: 2, pagesListed: 5, pagesDone: 5, ...overrides });
+  aDeletion({ chainsTotal: 2, chainsSettled: 2, ...overrides });
+
+let totals = { objectsDeleted: 0, bytesDeleted: 0, failedObjects: 0 };
 
 function finalizer(
   stream: StreamRecord | undefined = aStream({ state: 'DELETING', deletionId: DELETION_ID }),
@@ -18,6 +20,7 @@ function finalizer(
   const store = {
     getDeletion: vi.fn<ProgressStore['getDeletion']>(),
     getStream: vi.fn<ProgressStore['getStream']>(async () => stream),
+    totals: vi.fn<ProgressStore['totals']>(async () => totals),
     complete: vi.fn<ProgressStore['complete']>(async () => 'recorded'),
     fail: vi.fn<ProgressStore['fail']>(async () => 'recorded'),
     nextRound: vi.fn<ProgressStore['nextRound']>(async () => 'recorded'),
@@ -42,11 +45,13 @@ const listing = (keys: string[]) =>
   });
 
 describe('Finalizer', () => {
-  beforeEach(() => s3.reset());
+  beforeEach(() => {
+    s3.reset();
+    totals = { objectsDeleted: 0, bytesDeleted: 0, failedObjects: 0 };
+  });
 
   it.each([
-    ['a chain has not ended', { chainsEnded: 1 }],
-    ['a listed page is not counted', { pagesDone: 4 }],
+    ['a chain has not settled (ended with no page open)', { chainsSettled: 1 }],
     ['the deletion is not running', { state: 'PENDING' as const }],
   ])('does nothing while %s', async (_, overrides) => {
     const { subject, store } = finalizer();
@@ -60,11 +65,13 @@ describe('Finalizer', () => {
 
   it('completes when one listing of the whole location comes back empty', async () => {
     listing([]);
+    totals = { objectsDeleted: 2_000, bytesDeleted: 40_000, failedObjects: 0 };
     const { subject, store } = finalizer();
 
     const outcome = await subject.finalize(ready());
 
     expect(outcome).toBe('completed');
+    expect(store.complete).toHaveBeenCalledWith(expect.objectContaining(totals));
     expect(s3.commandCalls(ListObjectVersionsCommand)[0]?.args[0].input).toMatchObject({
       Bucket: 'lethe-data',
       Prefix: 'streams/acme/logs/1/',
@@ -119,9 +126,10 @@ describe('Finalizer', () => {
 
   it('fails the deletion when keys could not be deleted and remain', async () => {
     listing(['streams/acme/logs/1/dt=2026-01-01/locked.json']);
+    totals = { objectsDeleted: 9, bytesDeleted: 90, failedObjects: 1 };
     const { subject, store } = finalizer();
 
-    const outcome = await subject.finalize(ready({ failedObjects: 1 }));
+    const outcome = await subject.finalize(ready());
 
     expect(outcome).toBe('failed');
     expect(store.fail).toHaveBeenCalledWith(expect.objectContaining({ failedObjects: 1 }));
@@ -166,12 +174,10 @@ describe('Finalizer', () => {
     expect(await subject.finalize(ready())).toBe('fenced');
   });
 
-  it('is ready only when every chain ended and every listed page is counted', () => {
+  it('is ready only when every chain of the round has settled', () => {
     expect(isReadyToVerify(ready())).toBe(true);
-    expect(
-      isReadyToVerify(ready({ chainsTotal: 0, chainsEnded: 0, pagesListed: 0, pagesDone: 0 })),
-    ).toBe(true);
-    expect(isReadyToVerify(ready({ chainsEnded: 1 }))).toBe(false);
-    expect(isReadyToVerify(ready({ pagesDone: 4 }))).toBe(false);
+    expect(isReadyToVerify(ready({ chainsTotal: 0, chainsSettled: 0 }))).toBe(true);
+    expect(isReadyToVerify(ready({ chainsSettled: 1 }))).toBe(false);
+    expect(isReadyToVerify(ready({ state: 'PENDING' }))).toBe(false);
   });
 });

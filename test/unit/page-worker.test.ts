@@ -40,10 +40,17 @@ function worker(deletion: DeletionRecord | undefined) {
   const store = {
     getDeletion: vi.fn<ProgressStore['getDeletion']>(async () => deletion),
     getChain: vi.fn<ProgressStore['getChain']>(async () => aChain()),
-    getPage: vi.fn<ProgressStore['getPage']>(async () => undefined),
-    recordListing: vi.fn<ProgressStore['recordListing']>(async () => 'recorded'),
+    recordListing: vi.fn<ProgressStore['recordListing']>(async (_d, chain, page, record) => ({
+      outcome: 'recorded',
+      chain: { ...chain, lastPage: page, open: record ? { [page]: record } : {} },
+    })),
     recordFailures: vi.fn<ProgressStore['recordFailures']>(async () => {}),
-    completePage: vi.fn<ProgressStore['completePage']>(async () => 'recorded'),
+    completePage: vi.fn<ProgressStore['completePage']>(async () => ({
+      outcome: 'recorded',
+      chain: aChain({ lastPage: 0 }),
+    })),
+    settleChain: vi.fn<ProgressStore['settleChain']>(async () => 'recorded'),
+    touch: vi.fn<ProgressStore['touch']>(async () => {}),
   };
   const deleter = {
     deletePage: vi.fn<PageDeleter['deletePage']>(async (_bucket, objects) => ({
@@ -209,10 +216,11 @@ describe('PageWorker.handle, when another delivery already listed the page', () 
   /** Page 0 was recorded as a, b, c; a was deleted before a crash; d belongs to page 1. */
   const recorded = aPage({ page: 0, lastKey: c.key, count: 3, bytes: 60 });
 
+  const listedAlready = aChain({ lastPage: 0, lastKey: c.key, open: { '0': recorded } });
   const duplicate = () => {
     const setup = worker(aDeletion());
-    setup.store.recordListing.mockResolvedValue('duplicate');
-    setup.store.getPage.mockResolvedValue(recorded);
+    setup.store.recordListing.mockResolvedValue({ outcome: 'duplicate' });
+    setup.store.getChain.mockResolvedValueOnce(aChain()).mockResolvedValue(listedAlready);
     listing([b, c, d], true);
     return setup;
   };
@@ -246,7 +254,10 @@ describe('PageWorker.handle, when another delivery already listed the page', () 
 
   it('deletes nothing when the recorded page was already completed', async () => {
     const { pageWorker, store, deleter } = duplicate();
-    store.getPage.mockResolvedValue(undefined);
+    store.getChain
+      .mockReset()
+      .mockResolvedValueOnce(aChain())
+      .mockResolvedValue(aChain({ lastPage: 0, lastKey: c.key }));
 
     const outcome = await pageWorker.handle(pageMessage(0));
 
@@ -256,7 +267,7 @@ describe('PageWorker.handle, when another delivery already listed the page', () 
 
   it('reports a duplicate, and finalizes nothing, when the count was recorded meanwhile', async () => {
     const { pageWorker, store, finalizer } = duplicate();
-    store.completePage.mockResolvedValue('duplicate');
+    store.completePage.mockResolvedValue({ outcome: 'duplicate' });
 
     const outcome = await pageWorker.handle(pageMessage(0));
 
@@ -266,11 +277,70 @@ describe('PageWorker.handle, when another delivery already listed the page', () 
 
   it('resumes a redelivered page without recording its listing again', async () => {
     const { pageWorker, store, deleter } = duplicate();
-    store.getChain.mockResolvedValue(aChain({ lastPage: 0, lastKey: c.key }));
+    store.getChain.mockReset().mockResolvedValue(listedAlready);
 
     await pageWorker.handle(pageMessage(0));
 
     expect(store.recordListing).not.toHaveBeenCalled();
     expect(deleter.deletePage).toHaveBeenCalledExactlyOnceWith(BUCKET, [b, c]);
+  });
+});
+
+describe('PageWorker.handle, at the end of a chain', () => {
+  it('settles a chain that ended with no page open, then looks whether the round is done', async () => {
+    const { pageWorker, store, finalizer } = worker(aDeletion());
+    listing([a, b], false);
+    const ended = aChain({ lastPage: 0, ended: true, open: {} });
+    store.completePage.mockResolvedValue({ outcome: 'recorded', chain: ended });
+
+    await pageWorker.handle(pageMessage(0));
+
+    expect(store.settleChain).toHaveBeenCalledExactlyOnceWith(aDeletion(), ended);
+    expect(finalizer.finalizeIfReady).toHaveBeenCalledTimes(1);
+  });
+
+  it('does not settle while another page of the chain is still open', async () => {
+    const { pageWorker, store, finalizer } = worker(aDeletion());
+    listing([a, b], false);
+    store.completePage.mockResolvedValue({
+      outcome: 'recorded',
+      chain: aChain({ lastPage: 1, ended: true, open: { '1': aPage({ page: 1 }) } }),
+    });
+
+    await pageWorker.handle(pageMessage(0));
+
+    expect(store.settleChain).not.toHaveBeenCalled();
+    expect(finalizer.finalizeIfReady).not.toHaveBeenCalled();
+  });
+
+  it('finalizes, without settling twice, when a redelivery finds the chain already settled', async () => {
+    const { pageWorker, store, finalizer } = worker(aDeletion());
+    store.getChain.mockResolvedValue(aChain({ lastPage: 0, ended: true, settled: true }));
+
+    const outcome = await pageWorker.handle(pageMessage(0));
+
+    expect(outcome).toEqual({ outcome: 'duplicate' });
+    expect(store.settleChain).not.toHaveBeenCalled();
+    expect(finalizer.finalizeIfReady).toHaveBeenCalledTimes(1);
+  });
+});
+
+describe('PageWorker.handle, progress for the sweeper', () => {
+  it('marks progress on a deletion last marked long ago', async () => {
+    const { pageWorker, store } = worker(aDeletion({ updatedAt: '2000-01-01T00:00:00.000Z' }));
+    listing([a], false);
+
+    await pageWorker.handle(pageMessage(0));
+
+    expect(store.touch).toHaveBeenCalledTimes(1);
+  });
+
+  it('leaves a deletion marked a moment ago alone', async () => {
+    const { pageWorker, store } = worker(aDeletion({ updatedAt: new Date().toISOString() }));
+    listing([a], false);
+
+    await pageWorker.handle(pageMessage(0));
+
+    expect(store.touch).not.toHaveBeenCalled();
   });
 });

@@ -184,6 +184,13 @@ describe('StreamRegistry.admitIngest', () => {
 });
 
 describe('StreamRegistry.requestDeletion', () => {
+  beforeEach(() => {
+    // A running deletion's counts live on its chains.
+    table
+      .on(QueryCommand)
+      .resolves({ Items: [{ round: 1, objectsDeleted: 1200, bytesDeleted: 0, failedObjects: 0 }] });
+  });
+
   it('returns the running deletion of a DELETING stream, with created false', async () => {
     const running = aDeletion({ state: 'RUNNING', objectsDeleted: 1200 });
     table.on(GetCommand, { Key: streamKey }).resolves({ Item: deleting });
@@ -254,7 +261,7 @@ describe('StreamRegistry.requestDeletion', () => {
   });
 
   it('answers with the winning deletion when a concurrent delete took the stream first', async () => {
-    const winner = aDeletion({ state: 'PENDING' });
+    const winner = aDeletion({ state: 'PENDING', objectsDeleted: 1200 });
     table
       .on(GetCommand, { Key: streamKey })
       .resolvesOnce({ Item: aStream() })
@@ -319,6 +326,36 @@ describe('StreamRegistry.list', () => {
 
     expect(error).toBeInstanceOf(BadRequestError);
     expect(error).toMatchObject({ code: 'InvalidNextToken', status: 400 });
+    expect(table.commandCalls(QueryCommand)).toHaveLength(0);
+  });
+});
+
+describe('StreamRegistry.getDeletion', () => {
+  it('reads the counts of a running deletion from the chains of every round', async () => {
+    table.on(GetCommand).resolves({ Item: aDeletion({ state: 'RUNNING', round: 2 }) });
+    table.on(QueryCommand).resolves({
+      Items: [
+        { round: 1, objectsDeleted: 700, bytesDeleted: 7000, failedObjects: 3 },
+        { round: 2, objectsDeleted: 3, bytesDeleted: 30, failedObjects: 1 },
+        { round: 2, objectsDeleted: 10, bytesDeleted: 100, failedObjects: 0 },
+      ],
+    });
+
+    const deletion = await registry().getDeletion('acme', DELETION_ID);
+
+    expect(deletion).toMatchObject({ objectsDeleted: 713, bytesDeleted: 7130, failedObjects: 1 });
+    expect(table.commandCalls(QueryCommand)[0]?.args[0].input).toMatchObject({
+      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :chains)',
+      ExpressionAttributeValues: { ':pk': `DELETION#${DELETION_ID}`, ':chains': 'CHAIN#' },
+    });
+  });
+
+  it('takes a COMPLETED receipt as written, without reading its chains', async () => {
+    table.on(GetCommand).resolves({ Item: aDeletion({ state: 'COMPLETED', objectsDeleted: 5 }) });
+
+    const deletion = await registry().getDeletion('acme', DELETION_ID);
+
+    expect(deletion.objectsDeleted).toBe(5);
     expect(table.commandCalls(QueryCommand)).toHaveLength(0);
   });
 });

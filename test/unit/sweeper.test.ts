@@ -1,16 +1,21 @@
 import { describe, expect, it, vi } from 'vitest';
 import type { Dispatcher } from '../../lib/dispatch.ts';
 import type { Finalizer } from '../../lib/finalizer.ts';
-import type { DeletionRecord } from '../../lib/model.ts';
+import type { ChainRecord, DeletionRecord } from '../../lib/model.ts';
 import type { ProgressStore } from '../../lib/progress.ts';
 import { Sweeper } from '../../lib/sweeper.ts';
 import type { WorkQueue } from '../../lib/work-queue.ts';
 import { fake } from '../helpers/fakes.ts';
-import { aDeletion, aPage, CHAIN_ID, NOW } from '../helpers/records.ts';
+import { aChain, aDeletion, aPage, NOW } from '../helpers/records.ts';
+
+const A = 'a'.repeat(20);
+const B = 'b'.repeat(20);
+const C = 'c'.repeat(20);
 
 function sweeper(
   stale: DeletionRecord[],
   claimed: (seen: DeletionRecord) => DeletionRecord | undefined,
+  chains: ChainRecord[] = [],
 ) {
   const store = {
     stale: vi.fn<ProgressStore['stale']>(async function* () {
@@ -18,16 +23,22 @@ function sweeper(
     }),
     claimStale: vi.fn<ProgressStore['claimStale']>(async (seen) => claimed(seen)),
     fail: vi.fn<ProgressStore['fail']>(async () => 'recorded'),
-    openPages: vi.fn<ProgressStore['openPages']>(async function* () {
-      yield aPage({ page: 4 });
+    totals: vi.fn<ProgressStore['totals']>(async () => ({
+      objectsDeleted: 70,
+      bytesDeleted: 700,
+      failedObjects: 0,
+    })),
+    chains: vi.fn<ProgressStore['chains']>(async function* () {
+      yield* chains;
     }),
+    settleChain: vi.fn<ProgressStore['settleChain']>(async () => 'recorded'),
   };
   const queue = { send: vi.fn<WorkQueue['send']>(async () => {}) };
-  const dispatcher = {
-    dispatch: vi.fn<Dispatcher['dispatch']>(async () => 'dispatched'),
-    startChains: vi.fn<Dispatcher['startChains']>(async () => 2),
+  const dispatcher = { dispatch: vi.fn<Dispatcher['dispatch']>(async () => 'dispatched') };
+  const finalizer = {
+    finalize: vi.fn<Finalizer['finalize']>(async () => 'completed'),
+    finalizeIfReady: vi.fn<Finalizer['finalizeIfReady']>(async () => 'completed'),
   };
-  const finalizer = { finalize: vi.fn<Finalizer['finalize']>(async () => 'completed') };
   const subject = new Sweeper({
     store: fake<ProgressStore>(store),
     queue: fake<WorkQueue>(queue),
@@ -49,28 +60,49 @@ describe('Sweeper', () => {
     expect(store.stale).toHaveBeenCalledWith(new Date(NOW.getTime() - 300_000));
   });
 
-  it('resumes a running deletion: its open pages and the next page of every open chain', async () => {
-    const running = aDeletion({ attempts: 1 });
-    const { subject, queue, dispatcher } = sweeper([running], () => aDeletion({ attempts: 2 }));
+  it('resumes a running deletion from its chains: open pages and the next page of each', async () => {
+    const chains = [
+      aChain({ chainId: A, lastPage: 4, open: { '4': aPage({ chainId: A, page: 4 }) } }),
+      aChain({ chainId: B, lastPage: 2 }),
+      aChain({ chainId: C, lastPage: 7, ended: true, settled: true }),
+    ];
+    const { subject, queue, store } = sweeper(
+      [aDeletion({ attempts: 1 })],
+      () => aDeletion({ attempts: 2, chainsTotal: 3 }),
+      chains,
+    );
 
     const report = await subject.sweep();
 
     expect(report).toEqual({ stale: 1, resumed: 1, failed: 0, messages: 3 });
-    expect(queue.send).toHaveBeenCalledWith([
-      expect.objectContaining({ type: 'page', chainId: CHAIN_ID, page: 4, round: 1 }),
+    expect(
+      queue.send.mock.calls[0]?.[0].map(
+        (message) => message.type === 'page' && [message.chainId, message.page],
+      ),
+    ).toEqual([
+      [A, 4],
+      [A, 5],
+      [B, 3],
     ]);
-    const select = dispatcher.startChains.mock.calls[0]?.[1];
-    expect(select?.({ chainId: CHAIN_ID, round: 1, prefix: 'p/', lastPage: 2, ended: false })).toBe(
-      true,
+    expect(store.settleChain).not.toHaveBeenCalled();
+  });
+
+  it('settles a chain that ended with nothing open but was never counted, then verifies', async () => {
+    const ended = aChain({ chainId: C, lastPage: 3, ended: true, settled: false });
+    const { subject, store, finalizer } = sweeper(
+      [aDeletion()],
+      () => aDeletion({ attempts: 2, chainsTotal: 1 }),
+      [ended],
     );
-    expect(select?.({ chainId: CHAIN_ID, round: 1, prefix: 'p/', lastPage: 2, ended: true })).toBe(
-      false,
-    );
+
+    await subject.sweep();
+
+    expect(store.settleChain).toHaveBeenCalledWith(expect.anything(), ended);
+    expect(finalizer.finalizeIfReady).toHaveBeenCalledTimes(1);
   });
 
   it('re-dispatches a pending deletion', async () => {
-    const pending = aDeletion({ state: 'PENDING' });
-    const { subject, dispatcher } = sweeper([pending], () =>
+    const { subject, dispatcher } = sweeper([aDeletion({ state: 'PENDING' })], () =>
       aDeletion({ state: 'PENDING', attempts: 2 }),
     );
 
@@ -82,7 +114,7 @@ describe('Sweeper', () => {
   });
 
   it('verifies a deletion whose round is done but was never finalized', async () => {
-    const done = aDeletion({ chainsTotal: 1, chainsEnded: 1, pagesListed: 2, pagesDone: 2 });
+    const done = aDeletion({ chainsTotal: 2, chainsSettled: 2 });
     const { subject, finalizer, queue } = sweeper([done], () => ({ ...done, attempts: 2 }));
 
     await subject.sweep();
@@ -91,7 +123,7 @@ describe('Sweeper', () => {
     expect(queue.send).not.toHaveBeenCalled();
   });
 
-  it('marks a deletion FAILED (Stalled) once it used up its attempts', async () => {
+  it('marks a deletion FAILED (Stalled) with its totals once it used up its attempts', async () => {
     const { subject, store, queue } = sweeper([aDeletion({ attempts: 3 })], () =>
       aDeletion({ attempts: 4 }),
     );
@@ -100,7 +132,7 @@ describe('Sweeper', () => {
 
     expect(report.failed).toBe(1);
     expect(store.fail).toHaveBeenCalledWith(
-      expect.objectContaining({ attempts: 4 }),
+      expect.objectContaining({ attempts: 4, objectsDeleted: 70, bytesDeleted: 700 }),
       expect.objectContaining({ code: 'Stalled' }),
     );
     expect(queue.send).not.toHaveBeenCalled();

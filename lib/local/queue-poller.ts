@@ -9,6 +9,9 @@ import { sleep } from '../table.ts';
 import type { LocalEventSource } from './provision.ts';
 import type { Invoke } from './stream-poller.ts';
 
+/** Long poll of each receive: short, so that a stopped runtime stops listening soon. */
+const WAIT_SECONDS = 1;
+
 export interface QueuePollerOptions {
   readonly sqs: SQSClient;
   readonly source: LocalEventSource;
@@ -107,10 +110,12 @@ export class QueuePoller {
         new ReceiveMessageCommand({
           QueueUrl: queueUrl,
           MaxNumberOfMessages: Math.min(10, source.batchSize),
-          WaitTimeSeconds: 1,
+          WaitTimeSeconds: WAIT_SECONDS,
           MessageSystemAttributeNames: ['All'],
           MessageAttributeNames: ['All'],
         }),
+        // A receive that never answers would hold every poller's turn: give it up.
+        { abortSignal: AbortSignal.timeout(WAIT_SECONDS * 1000 + 10_000) },
       );
       return Messages;
     } finally {

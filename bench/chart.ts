@@ -122,7 +122,8 @@ export function renderChart(results: Results): string {
   );
   const height = first.height + second.height + 20;
   return [
-    `<svg xmlns="http://www.w3.org/2000/svg" width="${WIDTH}" height="${height}" viewBox="0 0 ${WIDTH} ${height}" font-family="sans-serif">`,
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${WIDTH}" height="${height}" viewBox="0 0 ${WIDTH} ${height}" font-family="sans-serif" role="img" aria-labelledby="title">`,
+    `<title id="title">${xml(`Lethe deletes ${summary.letheObjectsPerSecond.toFixed(0)} objects/s, the emulator's floor ${summary.floorObjectsPerSecond.toFixed(0)}; DELETE p50 ${ack.small.ackMs.p50.toFixed(0)} ms small, ${ack.large.ackMs.p50.toFixed(0)} ms large`)}</title>`,
     `<rect width="${WIDTH}" height="${height}" fill="white"/>`,
     first.svg,
     second.svg,

@@ -20,6 +20,43 @@ export interface BenchContext {
   readonly s3: S3Client;
   readonly seeder: Seeder;
   readonly log: (message: string) => void;
+  /** CPU seconds the emulator has used so far, when the benchmark started it. */
+  readonly emulatorCpu: () => number | undefined;
+  /** Its CPU by operation since the last call (bench/moto_server_bulk.py), when available. */
+  readonly emulatorProfile?: () => Promise<EmulatorProfile>;
+}
+
+export type EmulatorProfile = Record<string, { count: number; cpuSeconds: number }>;
+
+/** Reads (and restarts) the CPU per operation of bench/moto_server_bulk.py. */
+export const emulatorProfiler = (endpoint: string) => async (): Promise<EmulatorProfile> => {
+  const response = await fetch(`${endpoint}/_bench/cpu`, { method: 'POST' });
+  if (!response.ok) throw new Error(`emulator profile: ${response.status}`);
+  return (await response.json()) as EmulatorProfile;
+};
+
+/** Runs `work`, and says how much CPU the emulator and this process spent on it. */
+export async function metered<T>(
+  context: BenchContext,
+  work: () => Promise<T>,
+): Promise<
+  T & { emulatorCpuSeconds?: number; localCpuSeconds: number; emulatorProfile?: EmulatorProfile }
+> {
+  await context.emulatorProfile?.();
+  const emulatorBefore = context.emulatorCpu();
+  const localBefore = process.cpuUsage();
+  const result = await work();
+  const local = process.cpuUsage(localBefore);
+  const emulatorAfter = context.emulatorCpu();
+  const profile = await context.emulatorProfile?.();
+  return {
+    ...result,
+    ...(profile ? { emulatorProfile: profile } : {}),
+    ...(emulatorBefore !== undefined && emulatorAfter !== undefined
+      ? { emulatorCpuSeconds: emulatorAfter - emulatorBefore }
+      : {}),
+    localCpuSeconds: (local.user + local.system) / 1e6,
+  };
 }
 
 /** The local stack's part: its API, its counted clients, and a reader of deletion records. */

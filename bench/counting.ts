@@ -143,8 +143,13 @@ export class RequestCounter {
     stack.add(
       (next, context) => async (args) => {
         const command = (context.commandName ?? 'Unknown').replace(/Command$/, '');
-        this.#tally(service, command).attempts += 1;
-        return next(args);
+        // Counted when the attempt ends, as calls are: a long poll in flight across a reset
+        // then counts on one side of it only.
+        try {
+          return await next(args);
+        } finally {
+          this.#tally(service, command).attempts += 1;
+        }
       },
       { step: 'deserialize', name: 'benchCountAttempts', override: true },
     );

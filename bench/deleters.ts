@@ -8,6 +8,12 @@ export interface RunResult {
   /** Milliseconds from the first request to the last object gone. */
   ms: number;
   objectsPerSecond: number;
+  /** CPU seconds the emulator spent meanwhile (all of its work, idle polling included). */
+  emulatorCpuSeconds?: number;
+  /** CPU seconds of the benchmark process meanwhile (for Lethe: the local stack's handlers). */
+  localCpuSeconds?: number;
+  /** The emulator's CPU by operation meanwhile (bench/moto_server_bulk.py). */
+  emulatorProfile?: Record<string, { count: number; cpuSeconds: number }>;
 }
 
 export interface FloorResult extends RunResult {
@@ -73,11 +79,15 @@ export async function cliDelete(
     '--endpoint-url',
     endpoint,
   ];
+  // moto answers 500 now and then when a listing races a delete in the same bucket (it copies
+  // the key index, then reads keys that may be gone): retry as the SDK clients of Lethe do.
+  const retries = { AWS_RETRY_MODE: 'standard', AWS_MAX_ATTEMPTS: '10' };
   const started = performance.now();
   const child = spawn('aws', args, {
     stdio: ['ignore', 'ignore', 'pipe'],
     env: {
       ...process.env,
+      ...retries,
       AWS_ACCESS_KEY_ID: 'test',
       AWS_SECRET_ACCESS_KEY: 'test',
       AWS_DEFAULT_REGION: 'us-east-1',
@@ -94,7 +104,9 @@ export async function cliDelete(
   const ms = performance.now() - started;
   if (exitCode !== 0) throw new Error(`aws s3 rm exited with ${exitCode}: ${stderr}`);
   return {
-    command: `aws ${args.join(' ')}`,
+    command: `${Object.entries(retries)
+      .map(([name, value]) => `${name}=${value}`)
+      .join(' ')} aws ${args.join(' ')}`,
     exitCode,
     objects,
     ms,
@@ -105,6 +117,8 @@ export async function cliDelete(
 /** The part of a deletion record the benchmark watches. */
 export interface DeletionView {
   state: string;
+  round?: number;
+  attempts?: number;
   objectsDeleted: number;
   requestedAt: string;
   completedAt?: string;
@@ -118,6 +132,8 @@ export interface LetheResult extends RunResult {
   wallMs: number;
   requestedAt: string;
   completedAt: string;
+  /** Rounds of verification the deletion took (1 when the first listing came back empty). */
+  rounds: number;
 }
 
 /**
@@ -153,6 +169,7 @@ export async function letheDelete(
         wallMs,
         requestedAt: deletion.requestedAt,
         completedAt: deletion.completedAt,
+        rounds: deletion.round ?? 1,
       };
     }
     if (deletion?.state === 'FAILED') {

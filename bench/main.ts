@@ -14,15 +14,23 @@ import { LocalStack } from '#lib/local/local-stack.ts';
 import { resourcesOfType, synthesizeTemplate } from '#lib/local/template.ts';
 import { measureAcknowledgement } from './acknowledgement.ts';
 import { renderChart } from './chart.ts';
-import { stackContext } from './context.ts';
+import { emulatorProfiler, type StackContext, stackContext } from './context.ts';
 import { RequestCounter } from './counting.ts';
+import type { FloorResult } from './deleters.ts';
 import { probeTransactions, tableHistory } from './emulator-probe.ts';
-import { probeWorkerHeap, ResidentSampler } from './memory.ts';
+import { cpuSecondsOf, probeWorkerHeap, ResidentSampler } from './memory.ts';
 import { parseOptions } from './options.ts';
 import { renderReport } from './report.ts';
 import { assemble, type Environment, type StackSettings } from './results.ts';
 import { createBucket, createSeeder, measureSeedRates } from './seeding.ts';
-import { cliRun, floorBesideIdleStack, floorRuns, letheRuns, warmUp } from './throughput.ts';
+import {
+  cliRun,
+  floorBesideIdleStack,
+  floorRun,
+  type LetheRun,
+  letheRun,
+  warmUp,
+} from './throughput.ts';
 import { QueueTimeline } from './timeline.ts';
 
 const started = performance.now();
@@ -87,7 +95,17 @@ try {
   });
   const s3 = new S3Client({ endpoint, forcePathStyle: true, maxAttempts: 8 });
   const seeder = createSeeder(options.seed, endpoint, s3);
-  const bench = { options, endpoint, s3, seeder, log };
+  const motoPid = emulator?.pid;
+  const emulatorCpu = () => (motoPid ? cpuSecondsOf(motoPid) : undefined);
+  const bench = {
+    options,
+    endpoint,
+    s3,
+    seeder,
+    log,
+    emulatorCpu,
+    ...(emulator ? { emulatorProfile: emulatorProfiler(endpoint) } : {}),
+  };
 
   await createBucket(s3, 'bench-seed-rate');
   const seedRates = await measureSeedRates(
@@ -98,7 +116,6 @@ try {
   );
   log(`seeding: ${JSON.stringify(seedRates)}`);
 
-  const floor = await floorRuns(bench, options.repeats);
   const dynamodb = new DynamoDBClient({ endpoint });
   const transactions = await probeTransactions(
     dynamodb,
@@ -106,29 +123,54 @@ try {
   );
   log(`moto TransactWriteItems: ${JSON.stringify(transactions)}`);
 
+  // Pairs, each Lethe run on a stack of its own (a fresh table: moto's transactions slow down
+  // as a table's history grows) and each floor run with the emulator alone just before.
+  const floor: FloorResult[] = [];
+  const lethe: LetheRun[] = [];
   const counter = new RequestCounter();
   const timeline = new QueueTimeline();
   counter.observe(timeline.observe);
-  stack = await LocalStack.start({
-    endpoint,
-    port: 0,
-    namePrefix: 'bench',
-    settings,
-    ...(options.workerConcurrency ? { workerConcurrency: options.workerConcurrency } : {}),
-    wrapClients: (clients) => counter.attach(clients),
-    log,
-  });
-  const context = stackContext(bench, stack, counter, timeline);
-  await warmUp(context);
-  const lethe = await letheRuns(context, options.repeats);
-  const beside = await floorBesideIdleStack(context);
+  let context: StackContext | undefined;
+  for (let run = 0; run < options.repeats; run++) {
+    floor.push(await floorRun(bench, run));
+    stack = await LocalStack.start({
+      endpoint,
+      port: 0,
+      namePrefix: `bench-${run}`,
+      settings,
+      ...(options.workerConcurrency ? { workerConcurrency: options.workerConcurrency } : {}),
+      wrapClients: (clients) => counter.attach(clients),
+      log,
+    });
+    context = stackContext(bench, stack, counter, timeline);
+    await warmUp(context);
+    lethe.push(await letheRun(context, run));
+    log(
+      `run ${run + 1}/${options.repeats}: floor ${floor.at(-1)?.objectsPerSecond.toFixed(0)} objects/s, Lethe ${lethe.at(-1)?.objectsPerSecond.toFixed(0)} objects/s`,
+    );
+    if (run < options.repeats - 1) {
+      await stack.stop();
+      stack = undefined;
+    }
+  }
+  if (!stack || !context) throw new Error('no run');
+  const beside = await floorBesideIdleStack(context, options.repeats);
   log(`floor beside the idle stack: ${beside.floor.objectsPerSecond.toFixed(0)} objects/s`);
   const acknowledgement = await measureAcknowledgement(context);
   const history = await tableHistory(dynamodb, endpoint, stack.resources.tableName);
   await stack.stop();
   stack = undefined;
 
-  const cli = options.skipCli ? undefined : await cliRun(bench);
+  let cli: Awaited<ReturnType<typeof cliRun>> | undefined;
+  let cliError: string | undefined;
+  for (let attempt = 1; !options.skipCli && !cli && attempt <= 2; attempt++) {
+    try {
+      cli = await cliRun(bench);
+    } catch (error) {
+      cliError = (error as Error).message;
+      log(`aws s3 rm, attempt ${attempt}: ${cliError}`);
+    }
+  }
   const heap = await probeWorkerHeap(endpoint, {
     objects: options.heapObjects,
     batch: options.heapBatch,
@@ -147,7 +189,7 @@ try {
     floor,
     lethe,
     floorBesideIdleStack: beside,
-    ...(cli ? { cli } : {}),
+    ...(cli ? { cli } : cliError ? { cliError } : {}),
     acknowledgement,
     heap,
     transactions,

@@ -86,6 +86,26 @@ export function residentMB(pid: number | 'self'): { rssMB: number; peakMB: numbe
   }
 }
 
+/**
+ * CPU seconds (user + system) a process has used so far, from /proc/<pid>/stat; undefined off
+ * Linux. moto serves every request on one core (one Python process), so the CPU it spends on a
+ * deletion is a measure of that deletion's work that does not depend on what else the machine
+ * runs, unlike its duration.
+ */
+export function cpuSecondsOf(pid: number): number | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // Fields after the command name (which may hold spaces): utime and stime are 14th and 15th.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+  } catch {
+    return undefined;
+  }
+}
+
+/** USER_HZ: 100 on every Linux architecture Node runs on. */
+const CLOCK_TICKS = 100;
+
 /** Samples the benchmark process (which hosts the local stack) and the emulator every 250 ms. */
 export class ResidentSampler {
   readonly #pids: Record<string, number | 'self'>;

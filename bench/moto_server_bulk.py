@@ -1,40 +1,99 @@
 #!/usr/bin/env python3
-"""moto_server, unchanged, plus one route for seeding the benchmark in bulk.
+"""moto_server, unchanged, plus two side doors for the benchmark.
 
 `POST /_bench/put-objects` with `{"bucket": "...", "objects": [["key", "body"], ...]}` stores
 each object with the S3 backend's own `put_object`, the call a PutObject request ends in, so
 the objects are the same as PutObject's; only the HTTP round trip per key is skipped (moto
 takes ~7 ms of server time per PutObject, so 60,000 objects would otherwise take 7 minutes).
-Every request the benchmark measures goes through moto's ordinary HTTP handlers.
+
+`GET /_bench/cpu` answers the CPU time moto's request threads spent per operation (thread CPU
+time, so a long poll's waiting counts nothing): where the emulator's one core goes, by request
+type. `POST /_bench/cpu` answers the same and starts counting afresh.
+
+Every request the benchmark measures goes through moto's ordinary handlers.
 """
 
 import json
 import sys
+import threading
+import time
+from urllib.parse import parse_qs
 
 from moto import server
 from moto.core import DEFAULT_ACCOUNT_ID
 from moto.s3.models import s3_backends
 
-ROUTE = "/_bench/put-objects"
+SEED = "/_bench/put-objects"
+CPU = "/_bench/cpu"
+
+_cpu_lock = threading.Lock()
+_cpu: dict[str, list[float]] = {}
 
 
-class BulkSeedingApplication(server.DomainDispatcherApplication):
+def _operation(environ) -> str:
+    """`dynamodb.TransactWriteItems`, `sqs.ReceiveMessage`, `s3.ListObjectsV2`..."""
+    target = environ.get("HTTP_X_AMZ_TARGET")
+    if target:
+        service, _, action = target.partition(".")
+        return f"{service.split('_')[0].lower()}.{action}"
+    query = parse_qs(environ.get("QUERY_STRING", ""), keep_blank_values=True)
+    method = environ.get("REQUEST_METHOD", "GET")
+    if "Action" in query:
+        return f"query.{query['Action'][0]}"
+    if method == "GET" and "list-type" in query:
+        return "s3.ListObjectsV2"
+    if method == "GET" and "versions" in query:
+        return "s3.ListObjectVersions"
+    if method == "GET" and "versioning" in query:
+        return "s3.GetBucketVersioning"
+    if method == "POST" and "delete" in query:
+        return "s3.DeleteObjects"
+    return f"s3.{method}"
+
+
+def _json(start_response, body) -> list[bytes]:
+    start_response("200 OK", [("Content-Type", "application/json")])
+    return [json.dumps(body).encode("utf-8")]
+
+
+class BenchApplication(server.DomainDispatcherApplication):
     def __call__(self, environ, start_response):
-        if environ.get("PATH_INFO") != ROUTE or environ.get("REQUEST_METHOD") != "POST":
+        path = environ.get("PATH_INFO", "")
+        if path == SEED and environ.get("REQUEST_METHOD") == "POST":
+            length = int(environ.get("CONTENT_LENGTH") or 0)
+            request = json.loads(environ["wsgi.input"].read(length))
+            backend = s3_backends[request.get("account", DEFAULT_ACCOUNT_ID)]["aws"]
+            for key, body in request["objects"]:
+                backend.put_object(
+                    request["bucket"], key, body.encode("utf-8"), disable_notification=True
+                )
+            return _json(start_response, {"stored": len(request["objects"])})
+        if path == CPU:
+            with _cpu_lock:
+                snapshot = {op: {"count": c, "cpuSeconds": s} for op, (c, s) in _cpu.items()}
+                if environ.get("REQUEST_METHOD") == "POST":
+                    _cpu.clear()
+            return _json(start_response, snapshot)
+        if path.startswith("/moto-api"):
             return super().__call__(environ, start_response)
-        length = int(environ.get("CONTENT_LENGTH") or 0)
-        request = json.loads(environ["wsgi.input"].read(length))
-        backend = s3_backends[request.get("account", DEFAULT_ACCOUNT_ID)]["aws"]
-        for key, body in request["objects"]:
-            backend.put_object(
-                request["bucket"], key, body.encode("utf-8"), disable_notification=True
-            )
-        reply = json.dumps({"stored": len(request["objects"])}).encode("utf-8")
-        start_response("200 OK", [("Content-Type", "application/json")])
-        return [reply]
+        operation = _operation(environ)
+        started = time.thread_time()
+        try:
+            # Rendering the response counts too: it is drawn here, in the request's thread.
+            response = super().__call__(environ, start_response)
+            try:
+                return list(response)
+            finally:
+                if hasattr(response, "close"):
+                    response.close()
+        finally:
+            spent = time.thread_time() - started
+            with _cpu_lock:
+                count, seconds = _cpu.get(operation, (0, 0.0))
+                _cpu[operation] = [count + 1, seconds + spent]
 
 
-server.DomainDispatcherApplication = BulkSeedingApplication
+server.DomainDispatcherApplication = BenchApplication
 
 if __name__ == "__main__":
     server.main(sys.argv[1:])

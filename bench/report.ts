@@ -25,6 +25,7 @@ const table = (headers: string[], rows: Array<Array<string | number>>) =>
     `| ${headers.map(() => '---').join(' | ')} |`,
     ...rows.map((row) => `| ${row.join(' | ')} |`),
   ].join('\n');
+const cpu = (seconds: number | undefined) => (seconds === undefined ? 'n/a' : `${n(seconds, 1)} s`);
 const verdict = (met: boolean | undefined) =>
   met === undefined ? 'n/a' : met ? '**met**' : '**missed**';
 
@@ -90,30 +91,43 @@ export function renderReport(results: Results, options: BenchOptions): string {
     '',
     `${n(options.objects)} objects in ${options.partitions} date partitions, three identical copies (same keys and bodies): ` +
       `the stream's location in the stack's bucket for Lethe, the same keys in buckets of their own for the floor and the CLI (moto scans a whole bucket on every listing, so each copy is listed in a bucket holding only itself). ` +
-      'Order: floor runs with the emulator alone, then the local stack starts, a 100-object warm-up deletion, the Lethe runs, one more floor run beside the idle stack, the acknowledgement phase; the stack stops, then `aws s3 rm` runs with the emulator alone.',
+      `Runs in pairs: a floor run with the emulator alone, then a local stack of its own (fresh table, queues and bucket: moto's transactions slow down as a table's history grows, see the profile), a 100-object warm-up deletion and the Lethe run; ${options.repeats} pairs. ` +
+      'Then one more floor run beside the idle stack and the acknowledgement phase; the stack stops and `aws s3 rm` runs with the emulator alone. Emulator CPU is the CPU time of the moto process during the run (/proc), which unlike wall time does not move with what else the machine runs.',
     '',
     table(
-      ['contender', 'run', 'objects/s', 'seconds', 'detail'],
+      ['contender', 'run', 'objects/s', 'seconds', 'emulator CPU', 'detail'],
       [
-        ...results.floor.map((run, index) => [
-          'floor: ListObjectsV2 (1,000) + DeleteObjects, sequential',
-          index + 1,
-          n(run.objectsPerSecond),
-          n(run.ms / 1000, 2),
-          `${run.lists} lists (${n(run.listMs / run.lists)} ms each), ${run.deletes} deletes (${n(run.deleteMs / run.deletes)} ms each)`,
-        ]),
-        ...results.lethe.map((run, index) => [
-          'Lethe: DELETE to COMPLETED',
-          index + 1,
-          n(run.objectsPerSecond),
-          n(run.ms / 1000, 2),
-          `requestedAt → completedAt; wall ${n(run.wallMs / 1000, 2)} s, ack ${n(run.ackMs, 1)} ms`,
-        ]),
+        ...results.floor.flatMap((floorRun, index) => {
+          const letheRun = results.lethe[index];
+          return [
+            [
+              'floor: ListObjectsV2 (1,000) + DeleteObjects, sequential',
+              index + 1,
+              n(floorRun.objectsPerSecond),
+              n(floorRun.ms / 1000, 2),
+              cpu(floorRun.emulatorCpuSeconds),
+              `${floorRun.lists} lists (${n(floorRun.listMs / floorRun.lists)} ms each), ${floorRun.deletes} deletes (${n(floorRun.deleteMs / floorRun.deletes)} ms each)`,
+            ],
+            ...(letheRun
+              ? [
+                  [
+                    'Lethe: DELETE to COMPLETED',
+                    index + 1,
+                    n(letheRun.objectsPerSecond),
+                    n(letheRun.ms / 1000, 2),
+                    cpu(letheRun.emulatorCpuSeconds),
+                    `${n(100 * (results.summary.pairRatios[index] ?? 0))}% of the floor run before it; requestedAt → completedAt (wall ${n(letheRun.wallMs / 1000, 2)} s); local stack CPU ${cpu(letheRun.localCpuSeconds)}`,
+                  ],
+                ]
+              : []),
+          ];
+        }),
         [
           'floor, local stack idle beside it',
           1,
           n(results.floorBesideIdleStack.floor.objectsPerSecond),
           n(results.floorBesideIdleStack.floor.ms / 1000, 2),
+          cpu(results.floorBesideIdleStack.floor.emulatorCpuSeconds),
           `idle pollers: ${n(results.floorBesideIdleStack.idle.requestsPerSecond, 1)} requests/s on the emulator`,
         ],
         ...(results.cli
@@ -123,6 +137,7 @@ export function renderReport(results: Results, options: BenchOptions): string {
                 1,
                 n(results.cli.objectsPerSecond),
                 n(results.cli.ms / 1000, 2),
+                cpu(results.cli.emulatorCpuSeconds),
                 'one DeleteObject per key, 10 threads (CLI default)',
               ],
             ]
@@ -130,12 +145,17 @@ export function renderReport(results: Results, options: BenchOptions): string {
       ],
     ),
     '',
-    `Medians: Lethe ${n(summary.letheObjectsPerSecond)} objects/s, floor ${n(summary.floorObjectsPerSecond)} → **${n(100 * summary.letheOverFloor)}% of the floor**` +
+    `**Lethe ${n(100 * summary.letheOverFloor)}% of the floor** (median of the paired ratios ${summary.pairRatios.map((ratio) => `${n(100 * ratio)}%`).join(', ')}; medians ${n(summary.letheObjectsPerSecond)} and ${n(summary.floorObjectsPerSecond)} objects/s)` +
       (summary.letheOverCli && summary.cliObjectsPerSecond
-        ? `; \`aws s3 rm\` ${n(summary.cliObjectsPerSecond)} → **Lethe ${n(summary.letheOverCli, 1)}x the CLI**.`
-        : '.'),
+        ? `; \`aws s3 rm\` ${n(summary.cliObjectsPerSecond)} objects/s → **Lethe ${n(summary.letheOverCli, 1)}x the CLI**.`
+        : '.') +
+      (summary.floorEmulatorCpuPerThousand && summary.letheEmulatorCpuPerThousand
+        ? ` Work done by the emulator per 1,000 objects: floor ${n(summary.floorEmulatorCpuPerThousand, 2)} CPU-s, Lethe ${n(summary.letheEmulatorCpuPerThousand, 2)} CPU-s (${n(summary.letheEmulatorCpuPerThousand / summary.floorEmulatorCpuPerThousand, 2)}x).`
+        : ''),
     '',
-    `CLI command: \`${results.cli?.command ?? 'not run'}\`.`,
+    results.cli
+      ? `CLI command: \`${results.cli.command}\`.`
+      : `\`aws s3 rm\` did not complete: ${results.cliError ?? 'not run (--skip-cli)'}.`,
     '',
     `Seeding (measured in this run on ${results.seedRates.sample} objects): PutObject ${n(results.seedRates.put)}/s and CopyObject ${n(results.seedRates.copy)}/s at 16 concurrent requests` +
       (results.seedRates.bulk
@@ -173,6 +193,9 @@ export function renderReport(results: Results, options: BenchOptions): string {
     '',
     "SQS messages are counted as entries of SendMessage/SendMessageBatch (messages), beside the calls that carried them. Event-source calls are the local poller's ReceiveMessage and DeleteMessageBatch: on AWS the Lambda event source makes (and bills) the equivalent calls; the empty receives are idle polling, a cost per hour rather than per object. DynamoDB units are estimates: 1 per standard write, 2 per transactional item, 1 per strongly consistent read or query page, every item being under 1 KB.",
     '',
+    '## Profile: where the time goes',
+    '',
+    ...emulatorWork(results),
     ...(typical ? economyCalls(typical) : []),
     ...emulatorCosts(results),
     '## Cost model',
@@ -310,6 +333,71 @@ function economyCalls(run: Results['lethe'][number]): string[] {
     ),
     '',
     `Page messages waited ${run.dwellMs ? `${n(run.dwellMs.p50)} ms (p50; p95 ${n(run.dwellMs.p95)} ms)` : 'n/a'} in the queue; a chain link (page message sent to the next page's message sent) took ${run.chainCycleMs ? `${n(run.chainCycleMs.p50)} ms (p50, ${run.chainCycleMs.n} links)` : 'n/a'}; worker invocations took ${run.invocationMs ? `${n(run.invocationMs.p50)} ms (p50; ${run.invocationMs.n} invocations, ${run.recordsPerInvocation.join('/')} records)` : 'n/a'}.`,
+    '',
+  ];
+}
+
+/** The emulator's CPU by operation: the median floor run, the median Lethe run, the idle stack. */
+function emulatorWork(results: Results): string[] {
+  const byRate = <T extends { objectsPerSecond: number }>(runs: T[]) =>
+    [...runs].sort((a, b) => a.objectsPerSecond - b.objectsPerSecond)[
+      Math.floor((runs.length - 1) / 2)
+    ];
+  const floorRun = byRate(results.floor);
+  const letheRun = byRate(results.lethe);
+  const idle = results.floorBesideIdleStack;
+  if (!floorRun?.emulatorProfile || !letheRun?.emulatorProfile) return [];
+  const perThousand = (run: { objects: number }, seconds = 0) => (1e6 * seconds) / run.objects;
+  // The idle stack's share: what the floor beside it cost the emulator beyond the floor alone.
+  const idleSeconds = idle.floor.ms / 1000;
+  const operations = [
+    ...new Set([
+      ...Object.keys(floorRun.emulatorProfile),
+      ...Object.keys(letheRun.emulatorProfile),
+      ...Object.keys(idle.floor.emulatorProfile ?? {}),
+    ]),
+  ].sort(
+    (a, b) =>
+      (letheRun.emulatorProfile?.[b]?.cpuSeconds ?? 0) -
+      (letheRun.emulatorProfile?.[a]?.cpuSeconds ?? 0),
+  );
+  const total = (profile: Record<string, { cpuSeconds: number }> = {}) =>
+    Object.values(profile).reduce((sum, entry) => sum + entry.cpuSeconds, 0);
+  return [
+    `The emulator's CPU by operation, measured inside moto (bench/moto_server_bulk.py times each request's thread), in ms per 1,000 objects deleted: the median floor run, the median Lethe run (calls per 1,000 objects beside it), and the idle local stack beside the floor run (ms of CPU per second; what the stack's pollers cost while nothing happens):`,
+    '',
+    table(
+      [
+        'operation',
+        'floor: ms / 1,000 objects',
+        'Lethe: ms / 1,000 objects',
+        'Lethe: calls / 1,000 objects',
+        'idle stack: ms / s',
+      ],
+      [
+        ...operations.map((operation) => {
+          const floorEntry = floorRun.emulatorProfile?.[operation];
+          const letheEntry = letheRun.emulatorProfile?.[operation];
+          const idleEntry = operation.startsWith('s3.')
+            ? undefined
+            : idle.floor.emulatorProfile?.[operation];
+          return [
+            operation,
+            floorEntry ? n(perThousand(floorRun, floorEntry.cpuSeconds)) : '',
+            letheEntry ? n(perThousand(letheRun, letheEntry.cpuSeconds)) : '',
+            letheEntry ? n((1000 * letheEntry.count) / letheRun.objects, 2) : '',
+            idleEntry ? n((1000 * idleEntry.cpuSeconds) / idleSeconds, 1) : '',
+          ];
+        }),
+        [
+          '**total**',
+          `**${n(perThousand(floorRun, total(floorRun.emulatorProfile)))}**`,
+          `**${n(perThousand(letheRun, total(letheRun.emulatorProfile)))}**`,
+          '',
+          '',
+        ],
+      ],
+    ),
     '',
   ];
 }

@@ -49,6 +49,8 @@ export interface Measurements {
   lethe: LetheRun[];
   floorBesideIdleStack: { floor: FloorResult; idle: IdleLoad };
   cli?: CliResult;
+  /** Why `aws s3 rm` has no result, when it failed twice. */
+  cliError?: string;
   acknowledgement: Acknowledgement;
   heap: HeapProbe;
   /** moto's TransactWriteItems latency by table size, and the stack's table after the run. */
@@ -71,8 +73,13 @@ export interface Results extends Measurements {
     floorObjectsPerSecond: number;
     letheObjectsPerSecond: number;
     cliObjectsPerSecond?: number;
+    /** Median of the ratios of each Lethe run to the floor run just before it. */
     letheOverFloor: number;
+    pairRatios: number[];
     letheOverCli?: number;
+    /** The emulator's CPU seconds per 1,000 objects deleted (median): work, not wall time. */
+    floorEmulatorCpuPerThousand?: number;
+    letheEmulatorCpuPerThousand?: number;
   };
   perThousand: Array<Economy & { run: number }>;
   cost: {
@@ -124,6 +131,18 @@ export function assemble(measured: Measurements): Results {
     AWS_PAGE_WAIT_SECONDS + cpuSeconds(heap.page.cpuMs, memoryMB);
   const floorRate = median(floor.map((run) => run.objectsPerSecond));
   const letheRate = median(lethe.map((run) => run.objectsPerSecond));
+  const pairRatios = lethe.map(
+    (run, index) => run.objectsPerSecond / (floor[index]?.objectsPerSecond ?? Number.NaN),
+  );
+  const letheOverFloor = median(pairRatios);
+  const cpuPerThousand = (runs: Array<{ emulatorCpuSeconds?: number; objects: number }>) => {
+    const values = runs.flatMap((run) =>
+      run.emulatorCpuSeconds === undefined ? [] : [(1000 * run.emulatorCpuSeconds) / run.objects],
+    );
+    return values.length > 0 ? median(values) : undefined;
+  };
+  const floorCpu = cpuPerThousand(floor);
+  const letheCpu = cpuPerThousand(lethe);
   const cliRate = cli?.objectsPerSecond;
   const perThousand = lethe.map((run, index) => ({
     ...perThousandOf(run.economy, run.objects),
@@ -174,13 +193,15 @@ export function assemble(measured: Measurements): Results {
     {
       name: 'Throughput, Lethe over the emulator’s floor',
       target: '≥ 90%',
-      value: `${fmt(100 * (letheRate / floorRate), 0)}% (${fmt(letheRate, 0)} vs ${fmt(floorRate, 0)} objects/s)`,
-      met: options.quick ? undefined : letheRate / floorRate >= 0.9,
+      value: `${fmt(100 * letheOverFloor, 0)}% (median of ${pairRatios.length} paired runs; medians ${fmt(letheRate, 0)} vs ${fmt(floorRate, 0)} objects/s)`,
+      met: options.quick ? undefined : letheOverFloor >= 0.9,
     },
     {
       name: 'Throughput, Lethe over aws s3 rm',
       target: '> 10x',
-      value: cliRate ? `${fmt(letheRate / cliRate, 1)}x (${fmt(cliRate, 0)} objects/s)` : 'not run',
+      value: cliRate
+        ? `${fmt(letheRate / cliRate, 1)}x (${fmt(cliRate, 0)} objects/s)`
+        : (measured.cliError ?? 'not run'),
       met: cliRate && !options.quick ? letheRate / cliRate > 10 : undefined,
     },
     {
@@ -215,7 +236,10 @@ export function assemble(measured: Measurements): Results {
       floorObjectsPerSecond: floorRate,
       letheObjectsPerSecond: letheRate,
       ...(cliRate ? { cliObjectsPerSecond: cliRate, letheOverCli: letheRate / cliRate } : {}),
-      letheOverFloor: letheRate / floorRate,
+      letheOverFloor,
+      pairRatios,
+      ...(floorCpu !== undefined ? { floorEmulatorCpuPerThousand: floorCpu } : {}),
+      ...(letheCpu !== undefined ? { letheEmulatorCpuPerThousand: letheCpu } : {}),
     },
     perThousand,
     cost: { ...cost, cliTotal, prices: PRICES },

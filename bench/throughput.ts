@@ -1,6 +1,7 @@
 import {
   assertEmpty,
   type BenchContext,
+  metered,
   type StackContext,
   seededStream,
   TENANT,
@@ -70,20 +71,15 @@ export function callStats(snapshot: Record<string, Record<string, CommandTally>>
   );
 }
 
-/** The floor, on fresh copies in a bucket of their own. */
-export async function floorRuns(context: BenchContext, runs: number): Promise<FloorResult[]> {
-  const { options, s3, seeder, log } = context;
+/** The floor, on a fresh copy in a bucket of its own. */
+export async function floorRun(context: BenchContext, run: number): Promise<FloorResult> {
+  const { options, s3, seeder } = context;
   await createBucket(s3, FLOOR_BUCKET);
-  const results: FloorResult[] = [];
-  for (let run = 0; run < runs; run++) {
-    const prefix = copyPrefix(run);
-    await seeder.seed(FLOOR_BUCKET, layout(prefix, options.objects, options.partitions));
-    const result = await floorDelete(s3, FLOOR_BUCKET, prefix);
-    await assertEmpty(s3, FLOOR_BUCKET, prefix, 'the floor');
-    log(`floor ${run + 1}/${runs}: ${result.objectsPerSecond.toFixed(0)} objects/s`);
-    results.push(result);
-  }
-  return results;
+  const prefix = copyPrefix(run);
+  await seeder.seed(FLOOR_BUCKET, layout(prefix, options.objects, options.partitions));
+  const result = await metered(context, () => floorDelete(s3, FLOOR_BUCKET, prefix));
+  await assertEmpty(s3, FLOOR_BUCKET, prefix, 'the floor');
+  return result;
 }
 
 /** A small deletion first, so that no measured run pays for loading and compiling handlers. */
@@ -93,46 +89,43 @@ export async function warmUp(context: StackContext) {
   context.log(`warm-up deletion: ${result.ms} ms`);
 }
 
-/** DELETE to COMPLETED on fresh copies, every request counted. */
-export async function letheRuns(context: StackContext, runs: number): Promise<LetheRun[]> {
+/** DELETE to COMPLETED on a fresh copy, every request counted. */
+export async function letheRun(context: StackContext, run: number): Promise<LetheRun> {
   const { options, counter, timeline, log } = context;
-  const results: LetheRun[] = [];
-  for (let run = 0; run < runs; run++) {
-    const stream = `throughput-${run}`;
-    const { bucket, prefix } = await seededStream(
-      context,
-      stream,
-      options.objects,
-      options.partitions,
-    );
-    if (prefix !== copyPrefix(run)) log(`note: ${stream} lives at ${prefix}`);
-    await sleep(1000);
-    counter.reset();
-    timeline.reset();
-    const result = await letheDelete(context.api, TENANT, stream, context.readDeletion);
-    // Requests that finish the deletion's messages land just after COMPLETED is seen.
-    await sleep(1000);
-    const snapshot = counter.snapshot();
-    await assertEmpty(context.s3, bucket, prefix, 'Lethe');
-    if (result.objects !== options.objects) {
-      throw new Error(`Lethe counted ${result.objects} objects of ${options.objects}`);
-    }
-    log(`Lethe ${run + 1}/${runs}: ${result.objectsPerSecond.toFixed(0)} objects/s`);
-    const dwellMs = maybe(timeline.dwellMs);
-    const invocationMs = maybe(timeline.invocationMs);
-    const chainCycleMs = maybe(timeline.chainCycleMs());
-    results.push({
-      ...result,
-      economy: economyOf(snapshot),
-      calls: callStats(snapshot),
-      ...(dwellMs ? { dwellMs } : {}),
-      ...(invocationMs ? { invocationMs } : {}),
-      ...(chainCycleMs ? { chainCycleMs } : {}),
-      invocationSeconds: timeline.invocationMs.reduce((sum, ms) => sum + ms, 0) / 1000,
-      recordsPerInvocation: [...timeline.recordsPerInvocation],
-    });
+  const stream = `throughput-${run}`;
+  const { bucket, prefix } = await seededStream(
+    context,
+    stream,
+    options.objects,
+    options.partitions,
+  );
+  if (prefix !== copyPrefix(run)) log(`note: ${stream} lives at ${prefix}`);
+  await sleep(1000);
+  counter.reset();
+  timeline.reset();
+  const result = await metered(context, () =>
+    letheDelete(context.api, TENANT, stream, context.readDeletion),
+  );
+  // Requests that finish the deletion's messages land just after COMPLETED is seen.
+  await sleep(1000);
+  const snapshot = counter.snapshot();
+  await assertEmpty(context.s3, bucket, prefix, 'Lethe');
+  if (result.objects !== options.objects) {
+    throw new Error(`Lethe counted ${result.objects} objects of ${options.objects}`);
   }
-  return results;
+  const dwellMs = maybe(timeline.dwellMs);
+  const invocationMs = maybe(timeline.invocationMs);
+  const chainCycleMs = maybe(timeline.chainCycleMs());
+  return {
+    ...result,
+    economy: economyOf(snapshot),
+    calls: callStats(snapshot),
+    ...(dwellMs ? { dwellMs } : {}),
+    ...(invocationMs ? { invocationMs } : {}),
+    ...(chainCycleMs ? { chainCycleMs } : {}),
+    invocationSeconds: timeline.invocationMs.reduce((sum, ms) => sum + ms, 0) / 1000,
+    recordsPerInvocation: [...timeline.recordsPerInvocation],
+  };
 }
 
 export interface IdleLoad {
@@ -144,16 +137,17 @@ export interface IdleLoad {
 /** The floor once more with the local stack idle beside it, and what its pollers cost. */
 export async function floorBesideIdleStack(
   context: StackContext,
+  run: number,
 ): Promise<{ floor: FloorResult; idle: IdleLoad }> {
   const { counter } = context;
   counter.reset();
   const started = performance.now();
-  const [floor] = await floorRuns(context, 1);
+  const floor = await floorRun(context, run);
   const seconds = (performance.now() - started) / 1000;
   const calls = callStats(counter.snapshot());
   const total = calls.reduce((sum, call) => sum + call.attempts, 0);
   return {
-    floor: floor as FloorResult,
+    floor,
     idle: {
       seconds,
       requestsPerSecond: total / seconds,
@@ -168,7 +162,9 @@ export async function cliRun(context: BenchContext): Promise<CliResult> {
   await createBucket(s3, CLI_BUCKET);
   const prefix = copyPrefix(0);
   await seeder.seed(CLI_BUCKET, layout(prefix, options.objects, options.partitions));
-  const result = await cliDelete(endpoint, CLI_BUCKET, prefix, options.objects);
+  const result = await metered(context, () =>
+    cliDelete(endpoint, CLI_BUCKET, prefix, options.objects),
+  );
   await assertEmpty(s3, CLI_BUCKET, prefix, 'aws s3 rm');
   log(`aws s3 rm: ${result.objectsPerSecond.toFixed(0)} objects/s`);
   return result;

@@ -29,12 +29,12 @@ export type FinalizeOutcome =
   | 'completed'
   | 'failed'
   | 'next-round'
+  | 'claimed'
   | 'fenced';
 
 /** True when every chain of the round has ended and every listed page is recorded. */
 export const isReadyToVerify = (deletion: DeletionRecord) =>
-  deletion.state === 'RUNNING' &&
-  deletion.chainsSettled >= deletion.chainsTotal;
+  deletion.state === 'RUNNING' && deletion.chainsSettled >= deletion.chainsTotal;
 
 /**
  * Verify, then finish: a deletion is COMPLETED only when a listing of its whole location comes
@@ -58,10 +58,15 @@ export class Finalizer {
     this.#now = options.now ?? (() => new Date());
   }
 
-  /** Re-reads the deletion and finalizes it if its round is done. */
+  /**
+   * Re-reads the deletion and, if its round is done, finalizes it unless another worker has
+   * claimed that already (the last chains of a round often settle together).
+   */
   async finalizeIfReady(deletion: DeletionRecord): Promise<FinalizeOutcome> {
     const current = await this.#store.getDeletion(deletion.tenant, deletion.deletionId);
     if (!current || current.round !== deletion.round) return 'fenced';
+    if (!isReadyToVerify(current)) return 'not-ready';
+    if (!(await this.#store.claimVerification(current))) return 'claimed';
     return this.finalize(current);
   }
 

@@ -66,6 +66,8 @@ export interface DeletionRecord {
   /** Chains of the current round, and how many of them have ended with no page open. */
   chainsTotal: number;
   chainsSettled: number;
+  /** The last round whose verification a worker claimed (one listing of the location per round). */
+  verifiedRound?: number;
   requestedAt: string;
   updatedAt: string;
   completedAt?: string;

@@ -92,7 +92,9 @@ export class PageDeleter {
         const exact = byId.get(idOf(error.Key ?? '', error.VersionId));
         const objects = exact ? [exact] : pending.filter((object) => object.key === error.Key);
         if (objects.length === 0) {
-          throw new Error(`DeleteObjects reported an error for a key it was not given: ${error.Key}`);
+          throw new Error(
+            `DeleteObjects reported an error for a key it was not given: ${error.Key}`,
+          );
         }
         for (const object of objects) {
           if (isTransientCode(error.Code)) {

@@ -32,6 +32,8 @@ const deletionIsPendingRound = '#state = :pending AND round = :round';
 const deletionIsUnchangedSince = '#state = :seen AND round = :round AND updatedAt = :updatedAt';
 const chainIsAtPage = 'lastPage = :previous AND ended = :false';
 const chainHasEnded = 'ended = :true AND settled = :false';
+const roundIsUnverified =
+  'chainsSettled >= chainsTotal AND (attribute_not_exists(verifiedRound) OR verifiedRound < :round)';
 const itemIsNew = 'attribute_not_exists(pk)';
 const streamIsDeletedBy = 'deletionId = :id AND generation = :generation';
 
@@ -53,7 +55,10 @@ export async function chainTotals(
       new QueryCommand({
         TableName: tableName,
         KeyConditionExpression: 'pk = :pk AND begins_with(sk, :chains)',
-        ExpressionAttributeValues: { ':pk': `DELETION#${deletion.deletionId}`, ':chains': 'CHAIN#' },
+        ExpressionAttributeValues: {
+          ':pk': `DELETION#${deletion.deletionId}`,
+          ':chains': 'CHAIN#',
+        },
         ConsistentRead: true,
         ...(start ? { ExclusiveStartKey: start } : {}),
       }),
@@ -328,11 +333,44 @@ export class ProgressStore {
           UpdateExpression: 'SET updatedAt = :now, sweepSk = :now',
           ConditionExpression: deletionIsRunningRound,
           ExpressionAttributeNames: names,
-          ExpressionAttributeValues: { ':now': now, ':running': 'RUNNING', ':round': deletion.round },
+          ExpressionAttributeValues: {
+            ':now': now,
+            ':running': 'RUNNING',
+            ':round': deletion.round,
+          },
         }),
       );
     } catch (error) {
       if (!isConditionFailure(error)) throw error;
+    }
+  }
+
+  /**
+   * Claims the verification of a round that is ready for it: when the last chains settle at
+   * the same moment, each of their workers sees the round ready, and only the one that wins
+   * this write lists the location. A claimer that dies leaves the deletion to the sweeper.
+   */
+  async claimVerification(deletion: DeletionRecord): Promise<boolean> {
+    const now = this.#now().toISOString();
+    try {
+      await this.#client.send(
+        new UpdateCommand({
+          TableName: this.#table,
+          Key: keys.deletion(deletion.tenant, deletion.deletionId),
+          UpdateExpression: 'SET verifiedRound = :round, updatedAt = :now, sweepSk = :now',
+          ConditionExpression: `${deletionIsRunningRound} AND ${roundIsUnverified}`,
+          ExpressionAttributeNames: names,
+          ExpressionAttributeValues: {
+            ':running': 'RUNNING',
+            ':round': deletion.round,
+            ':now': now,
+          },
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (isConditionFailure(error)) return false;
+      throw error;
     }
   }
 
@@ -466,7 +504,10 @@ export class ProgressStore {
     chainId: string,
     update: Pick<
       UpdateCommandInput,
-      'UpdateExpression' | 'ConditionExpression' | 'ExpressionAttributeNames' | 'ExpressionAttributeValues'
+      | 'UpdateExpression'
+      | 'ConditionExpression'
+      | 'ExpressionAttributeNames'
+      | 'ExpressionAttributeValues'
     >,
   ): Promise<ChainWrite> {
     try {
@@ -475,7 +516,8 @@ export class ProgressStore {
           TableName: this.#table,
           Key: keys.chain(deletion.deletionId, deletion.round, chainId),
           ...update,
-          ...(update.ExpressionAttributeNames && Object.keys(update.ExpressionAttributeNames).length > 0
+          ...(update.ExpressionAttributeNames &&
+          Object.keys(update.ExpressionAttributeNames).length > 0
             ? {}
             : { ExpressionAttributeNames: undefined }),
           ReturnValues: 'ALL_NEW',

@@ -11,7 +11,7 @@ import { type LocalFunction, type LocalResources, provision } from './provision.
 import { QueuePoller } from './queue-poller.ts';
 import { StreamPoller } from './stream-poller.ts';
 import { apiRoutes, synthesizeTemplate } from './template.ts';
-import { serializeTransactions, TransactionLock } from './transaction-lock.ts';
+import { serializeWrites, TransactionLock } from './transaction-lock.ts';
 
 export interface LocalStackOptions {
   /** An emulator to use; without one, `moto_server` is started on a free port. */
@@ -120,7 +120,7 @@ export class LocalStack {
     const template = synthesizeTemplate(options.stackProps);
     const lock = new TransactionLock();
     const baseClients = createClients(process.env);
-    serializeTransactions(baseClients.dynamodb, lock);
+    serializeWrites(baseClients.dynamodb, lock);
     const resources = await provision(template, baseClients, {
       namePrefix: options.namePrefix ?? 'lethe',
       region,
@@ -131,7 +131,7 @@ export class LocalStack {
 
     // The handlers' clients (wrapped after provisioning, so wrappers see only pipeline calls).
     const clients = options.wrapClients?.(baseClients) ?? baseClients;
-    if (clients.dynamodb !== baseClients.dynamodb) serializeTransactions(clients.dynamodb, lock);
+    if (clients.dynamodb !== baseClients.dynamodb) serializeWrites(clients.dynamodb, lock);
 
     const handlers = new Map<string, Handler>();
     for (const fn of resources.functions) {

@@ -1,13 +1,15 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 
 /**
- * A readers-writer lock over one process's DynamoDB requests: a transaction runs alone, any
- * other request runs beside any other non-transaction.
+ * A readers-writer lock over one process's DynamoDB requests: a write runs alone, reads run
+ * side by side.
  *
- * Why: moto's TransactWriteItems is not isolated. It deep-copies every table it touches,
- * applies the items one by one, and on any failed condition restores the whole copy, undoing
- * every write other requests made meanwhile (seen here: a concurrent duplicate finalize left
- * a COMPLETED deletion's stream DELETING). DynamoDB itself needs none of this.
+ * Why: moto (the local emulator) does not make DynamoDB writes atomic. A conditional write
+ * evaluates its condition and applies itself without a lock, so two concurrent writes can both
+ * pass the same condition (seen here: 15 of 200 races double-counted a page); and
+ * TransactWriteItems deep-copies every table it touches and, on any failed condition, restores
+ * the whole copy, undoing every write other requests made meanwhile (seen here: a concurrent
+ * duplicate finalize left a COMPLETED deletion's stream DELETING). DynamoDB needs none of this.
  */
 export class TransactionLock {
   #readers = 0;
@@ -30,12 +32,19 @@ export class TransactionLock {
   }
 }
 
-/** Makes every TransactWriteItems of `client` exclusive among this client's requests. */
-export function serializeTransactions(client: DynamoDBClient, lock = new TransactionLock()) {
+const WRITES = new Set([
+  'PutItemCommand',
+  'UpdateItemCommand',
+  'DeleteItemCommand',
+  'BatchWriteItemCommand',
+  'TransactWriteItemsCommand',
+]);
+
+/** Makes every write of `client` exclusive among the requests sharing `lock`. */
+export function serializeWrites(client: DynamoDBClient, lock = new TransactionLock()) {
   client.middlewareStack.add(
-    (next, context) => (args) =>
-      lock.run(context.commandName === 'TransactWriteItemsCommand', () => next(args)),
-    { step: 'initialize', name: 'letheTransactionLock' },
+    (next, context) => (args) => lock.run(WRITES.has(context.commandName ?? ''), () => next(args)),
+    { step: 'initialize', name: 'letheWriteLock' },
   );
   return client;
 }

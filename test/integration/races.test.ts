@@ -1,5 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ApiClient, apiClient, type HttpReply, parseLocation, waitFor } from '../helpers/http.ts';
+import {
+  type ApiClient,
+  apiClient,
+  type HttpReply,
+  parseLocation,
+  waitFor,
+} from '../helpers/http.ts';
 import { listAll, partitionedObjects, seedObjects } from '../helpers/s3.ts';
 import { startTarget, type TestTarget } from '../helpers/target.ts';
 
@@ -29,7 +35,10 @@ describe('racing requests on one name', () => {
     const created = await api.create(tenant, 'logs');
     const where = parseLocation(String(created.body.location));
     await seedObjects(target.s3, where.bucket, partitionedObjects(where.prefix, 100, 2));
-    const kinds = Array.from({ length: 36 }, (_, index) => (['delete', 'put', 'post'] as const)[index % 3]);
+    const kinds = Array.from(
+      { length: 36 },
+      (_, index) => (['delete', 'put', 'post'] as const)[index % 3],
+    );
 
     // Act
     const replies = await Promise.all(
@@ -56,7 +65,8 @@ describe('racing requests on one name', () => {
     expect(deletionIds.size).toBe(1);
     for (const reply of of('put')) expect([200, 409]).toContain(reply.status);
     for (const reply of of('post')) expect([201, 409]).toContain(reply.status);
-    for (const reply of accepted) expect(String(reply.body.key)).toMatch(/^streams\/burst\/logs\/1\//);
+    for (const reply of accepted)
+      expect(String(reply.body.key)).toMatch(/^streams\/burst\/logs\/1\//);
     expect(receipt).toMatchObject({ state: 'COMPLETED', objectsDeleted: 100 + accepted.length });
     expect((await listAll(target.s3, where.bucket, where.prefix)).size).toBe(0);
   });
@@ -80,7 +90,11 @@ describe('racing requests on one name', () => {
       previousDeletion = String(deleted.body.deletionId);
       expect((await api.create(tenant, 'logs')).status).toBe(409);
       const receipt = await completed(tenant, previousDeletion);
-      expect(receipt).toMatchObject({ state: 'COMPLETED', objectsDeleted: 1, generation: generations.at(-1) });
+      expect(receipt).toMatchObject({
+        state: 'COMPLETED',
+        objectsDeleted: 1,
+        generation: generations.at(-1),
+      });
     }
     const last = await api.create(tenant, 'logs');
     const kept = await api.ingest(tenant, 'logs', [{ kept: true }]);
@@ -90,7 +104,9 @@ describe('racing requests on one name', () => {
     expect(last.body.generation).toBe(4);
     expect(locations.size).toBe(3);
     expect(kept.status).toBe(201);
-    expect([...(await listAll(target.s3, where.bucket, where.prefix)).keys()]).toEqual([kept.body.key]);
+    expect([...(await listAll(target.s3, where.bucket, where.prefix)).keys()]).toEqual([
+      kept.body.key,
+    ]);
     for (const location of locations) {
       const old = parseLocation(location);
       expect((await listAll(target.s3, old.bucket, old.prefix)).size).toBe(0);

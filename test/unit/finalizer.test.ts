@@ -24,6 +24,7 @@ function finalizer(
     complete: vi.fn<ProgressStore['complete']>(async () => 'recorded'),
     fail: vi.fn<ProgressStore['fail']>(async () => 'recorded'),
     nextRound: vi.fn<ProgressStore['nextRound']>(async () => 'recorded'),
+    claimVerification: vi.fn<ProgressStore['claimVerification']>(async () => true),
   };
   const queue = { send: vi.fn<WorkQueue['send']>(async () => {}) };
   const subject = new Finalizer({
@@ -172,6 +173,44 @@ describe('Finalizer', () => {
     store.complete.mockResolvedValue('fenced');
 
     expect(await subject.finalize(ready())).toBe('fenced');
+  });
+
+  describe('finalizeIfReady (after a chain settles)', () => {
+    it('verifies once it has claimed the round', async () => {
+      listing([]);
+      const { subject, store } = finalizer();
+      store.getDeletion.mockResolvedValue(ready());
+
+      expect(await subject.finalizeIfReady(aDeletion())).toBe('completed');
+      expect(store.claimVerification).toHaveBeenCalledWith(ready());
+      expect(s3.commandCalls(ListObjectVersionsCommand)).toHaveLength(1);
+    });
+
+    it('leaves the round to the worker that claimed it first: no second listing', async () => {
+      const { subject, store } = finalizer();
+      store.getDeletion.mockResolvedValue(ready());
+      store.claimVerification.mockResolvedValue(false);
+
+      expect(await subject.finalizeIfReady(aDeletion())).toBe('claimed');
+      expect(s3.calls()).toHaveLength(0);
+      expect(store.complete).not.toHaveBeenCalled();
+    });
+
+    it('claims nothing while a chain is still open', async () => {
+      const { subject, store } = finalizer();
+      store.getDeletion.mockResolvedValue(ready({ chainsSettled: 1 }));
+
+      expect(await subject.finalizeIfReady(aDeletion())).toBe('not-ready');
+      expect(store.claimVerification).not.toHaveBeenCalled();
+    });
+
+    it('is fenced when the deletion moved to another round', async () => {
+      const { subject, store } = finalizer();
+      store.getDeletion.mockResolvedValue(ready({ round: 2 }));
+
+      expect(await subject.finalizeIfReady(aDeletion())).toBe('fenced');
+      expect(store.claimVerification).not.toHaveBeenCalled();
+    });
   });
 
   it('is ready only when every chain of the round has settled', () => {

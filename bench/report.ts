@@ -215,7 +215,7 @@ export function renderReport(results: Results, options: BenchOptions): string {
     `**Total: ${usd(results.cost.total)} per million objects with the worker's duration as measured here, ${usd(results.cost.totalAws)} with the AWS estimate** ` +
       `(\`aws s3 rm\`: ${usd(results.cost.cliTotal)}, its 1,000 LISTs; its DELETEs are free too, but it keeps a machine busy for hours). ` +
       `If DeleteObjects were billed as a POST (${price(results.cost.prices.s3DeleteIfPost.usd)} per 1,000) it would add ${usd(((results.cost.lines.find((line) => line.item === 'S3 DeleteObjects')?.perMillion ?? 0) / 1000) * results.cost.prices.s3DeleteIfPost.usd)}. ` +
-      'The measured duration is an upper bound: it is the time a batch spends against moto on a loaded 2-core machine, where every request waits behind the others (and local transactions wait for each other, see the profile); the AWS estimate charges every page a full second at the configured memory with no overlap between the records of a batch. Not included: storage (deletion stops it), idle polling, the per-deletion fixed work (one dispatch, one API call, one verification).',
+      'The measured duration is an upper bound: it is the time a batch spends against moto on a loaded 2-core machine, where every request waits behind the others (and local transactions wait for each other, see the profile); the AWS estimate charges every page its assumed 1 s of waiting plus its measured CPU scaled to the configured memory, with no overlap between the records of a batch. Not included: storage (deletion stops it), idle polling, the per-deletion fixed work (one dispatch, one API call, one verification).',
     '',
     table(
       ['price', 'unit', 'source'],
@@ -415,7 +415,7 @@ function emulatorCosts(results: Results): string[] {
       ]),
     ),
     '',
-    `The stack's table held ${n(results.tableHistory.items)} items and ${n(results.tableHistory.streamRecords)} stream records after the acknowledgement phase. The local runtime also runs each transaction alone (lib/local/transaction-lock.ts), because moto's are not isolated. Both weigh on every DELETE (one transaction) and every page (two) here, and on nothing on AWS.`,
+    `The stack's table held ${n(results.tableHistory.items)} items and ${n(results.tableHistory.streamRecords)} stream records after the acknowledgement phase. The local runtime also runs each DynamoDB write alone (lib/local/write-lock.ts), because moto's writes are not atomic. Both weigh on every DELETE and every chain (one transaction each) and every page (two conditional writes) here, and on nothing on AWS.`,
     '',
   ];
 }
@@ -460,9 +460,13 @@ function memoryAdvice(results: Results): string {
       ]),
     ),
     '',
-    `Recommendation, by the rule "the smallest size whose chain link is within 25% of the link at a full vCPU": **${n(chosen)} MB** for the worker (the stack has ${n(configured)} MB). ` +
-      `At ${n(configured)} MB parsing a listing adds ${n(1000 * cpuSeconds(list, configured))} ms to every chain link and caps a partition near ${n(1000 / link(configured))} objects/s; ` +
-      `at ${n(chosen)} MB ${n(Math.min(3500, 1000 / link(chosen)))} objects/s, for ${usd(dollarsPerMillion(chosen) - dollarsPerMillion(configured))} more (or less, if negative) per million objects. ` +
-      `Every size here holds the heap; 256 MB would cost ${usd(dollarsPerMillion(256))} per million but slow every chain to ~${n(1000 / link(256))} objects/s. The api, dispatcher and sweeper handle one small request at a time and stay at the 256 MB default. (The stack is another engineer's: a proposal, not applied.)`,
+    chosen === configured
+      ? `By the rule "the smallest size whose chain link is within 25% of the link at a full vCPU", the worker gets **${n(chosen)} MB**, and that is what the stack configures (cdk/lethe-stack.ts). ` +
+        `Each smaller size adds its parse time to every chain link (at 512 MB ${n(1000 * cpuSeconds(list, 512))} ms, capping a partition near ${n(1000 / link(512))} objects/s) to save ${usd(dollarsPerMillion(chosen) - dollarsPerMillion(512))} per million objects. ` +
+        'Every size here holds the heap. The api, dispatcher and sweeper handle one small request at a time and stay at the 256 MB default.'
+      : `Recommendation, by the rule "the smallest size whose chain link is within 25% of the link at a full vCPU": **${n(chosen)} MB** for the worker; **the stack has ${n(configured)} MB**, so this run measured a stack that does not follow its own rule. ` +
+        `At ${n(configured)} MB parsing a listing adds ${n(1000 * cpuSeconds(list, configured))} ms to every chain link and caps a partition near ${n(1000 / link(configured))} objects/s; ` +
+        `at ${n(chosen)} MB ${n(Math.min(3500, 1000 / link(chosen)))} objects/s, for ${usd(dollarsPerMillion(chosen) - dollarsPerMillion(configured))} more (or less, if negative) per million objects. ` +
+        'Every size here holds the heap. The api, dispatcher and sweeper handle one small request at a time and stay at the 256 MB default.',
   ].join('\n');
 }

@@ -149,7 +149,9 @@ export class LetheStack extends Stack {
     const worker = new LetheFunction(this, 'Worker', {
       entry: 'functions/worker.ts',
       timeout: WORKER_TIMEOUT,
-      memorySize: 512,
+      // One full vCPU: parsing a 1,000-key listing sits on every chain link, and Lambda gives
+      // CPU in proportion to memory (BENCHMARKS.md, "Memory"). The heap needs far less.
+      memorySize: 1769,
     });
     const sweeper = new LetheFunction(this, 'Sweeper', {
       entry: 'functions/sweeper.ts',

@@ -11,7 +11,7 @@ import { type LocalFunction, type LocalResources, provision } from './provision.
 import { QueuePoller } from './queue-poller.ts';
 import { StreamPoller } from './stream-poller.ts';
 import { apiRoutes, synthesizeTemplate } from './template.ts';
-import { serializeWrites, TransactionLock } from './transaction-lock.ts';
+import { ReadWriteLock, serializeWrites } from './write-lock.ts';
 
 export interface LocalStackOptions {
   /** An emulator to use; without one, `moto_server` is started on a free port. */
@@ -118,7 +118,7 @@ export class LocalStack {
     log: (message: string) => void,
   ): Promise<LocalStack> {
     const template = synthesizeTemplate(options.stackProps);
-    const lock = new TransactionLock();
+    const lock = new ReadWriteLock();
     const baseClients = createClients(process.env);
     serializeWrites(baseClients.dynamodb, lock);
     const resources = await provision(template, baseClients, {

@@ -74,6 +74,22 @@ describe('worker event source', () => {
     );
   });
 
+  it('gives the worker a full vCPU (1,769 MB) and the other functions the 256 MB default', () => {
+    // Assess: BENCHMARKS.md ("Memory") sizes the worker by CPU: a listing's parse is on every chain link.
+    const memoryOf = (entry: string) => {
+      const memory = new Capture();
+      template.hasResource('AWS::Lambda::Function', {
+        Metadata: { 'lethe:entry': entry },
+        Properties: { MemorySize: memory },
+      });
+      return memory.asNumber();
+    };
+    expect(memoryOf(ENTRIES.worker)).toBe(1769);
+    for (const fn of ['api', 'dispatcher', 'sweeper'] as const) {
+      expect(memoryOf(ENTRIES[fn])).toBe(256);
+    }
+  });
+
   it('reports partial batch failures', () => {
     // Assess
     template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {

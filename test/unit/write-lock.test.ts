@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { TransactionLock } from '../../lib/local/transaction-lock.ts';
+import { ReadWriteLock } from '../../lib/local/write-lock.ts';
 
 const tick = () => new Promise((resolve) => setTimeout(resolve, 5));
 
-describe('TransactionLock', () => {
+describe('ReadWriteLock', () => {
   it('runs an exclusive task with nothing else in flight', async () => {
-    const lock = new TransactionLock();
+    const lock = new ReadWriteLock();
     let inFlight = 0;
     let overlapDuringExclusive = 0;
     const task = (exclusive: boolean) =>
@@ -23,7 +23,7 @@ describe('TransactionLock', () => {
   });
 
   it('lets shared tasks run side by side', async () => {
-    const lock = new TransactionLock();
+    const lock = new ReadWriteLock();
     let inFlight = 0;
     let most = 0;
 
@@ -41,12 +41,49 @@ describe('TransactionLock', () => {
   });
 
   it('releases the lock when a task throws', async () => {
-    const lock = new TransactionLock();
+    const lock = new ReadWriteLock();
 
     await expect(lock.run(true, async () => Promise.reject(new Error('boom')))).rejects.toThrow(
       'boom',
     );
 
     await expect(lock.run(true, async () => 'after')).resolves.toBe('after');
+  });
+
+  it('does not starve a write behind a stream of reads: reads that arrive after it wait', async () => {
+    const lock = new ReadWriteLock();
+    const order: string[] = [];
+    const read = (name: string) =>
+      lock.run(false, async () => {
+        await tick();
+        order.push(name);
+      });
+
+    const first = read('read 1');
+    const write = lock.run(true, async () => {
+      order.push('write');
+    });
+    const later = read('read 2');
+    await Promise.all([first, write, later]);
+
+    expect(order).toEqual(['read 1', 'write', 'read 2']);
+  });
+
+  it('lets the reads queued behind a write in together once it is done', async () => {
+    const lock = new ReadWriteLock();
+    let inFlight = 0;
+    let most = 0;
+    const write = lock.run(true, tick);
+    const reads = Array.from({ length: 3 }, () =>
+      lock.run(false, async () => {
+        most = Math.max(most, ++inFlight);
+        await tick();
+        inFlight--;
+      }),
+    );
+
+    await Promise.all([write, ...reads]);
+
+    expect(most).toBe(3);
   });
 });

@@ -14,7 +14,7 @@ const xml = (text: string) =>
 
 const WIDTH = 760;
 const LABEL = 230;
-const PLOT = 370;
+const PLOT = 340;
 const ROW = 30;
 
 /** One panel of horizontal bars on a linear scale from zero. */
@@ -34,7 +34,7 @@ function panel(
     parts.push(
       `<text x="${LABEL - 8}" y="${y + 15}" font-size="12" text-anchor="end">${xml(bar.label)}</text>`,
       `<rect x="${LABEL}" y="${y}" width="${Math.max(1, x(bar.value) - LABEL).toFixed(1)}" height="20" fill="${bar.color}"/>`,
-      `<text x="${(x(bar.value) + 6).toFixed(1)}" y="${y + 15}" font-size="12">${xml(bar.note)}</text>`,
+      `<text x="${(x(Math.max(bar.value, bar.range?.[1] ?? 0)) + 6).toFixed(1)}" y="${y + 15}" font-size="12">${xml(bar.note)}</text>`,
     );
     if (bar.range) {
       const [low, high] = bar.range.map(x) as [number, number];

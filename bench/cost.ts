@@ -146,7 +146,7 @@ export function costPerMillion(inputs: CostInputs): {
   ];
   const total = lines.reduce((sum, line) => sum + line.usd, 0);
   const awsDuration: CostLine = {
-    item: `Lambda duration (worker, ${inputs.workerMemoryMB} MB), AWS estimate: ${inputs.awsPageSeconds} s per page, no overlap`,
+    item: `Lambda duration (worker, ${inputs.workerMemoryMB} MB), AWS estimate: ${inputs.awsPageSeconds.toFixed(2)} s per page, no overlap`,
     perMillion: awsGbSeconds,
     unit: 'GB-seconds',
     usd: awsGbSeconds * PRICES.lambdaGbSecond.usd,

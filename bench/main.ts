@@ -3,7 +3,7 @@
  * See BENCHMARKS.md (which this regenerates) and `npm run bench -- --help`.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { dirname, resolve } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
@@ -21,7 +21,7 @@ import { probeTransactions, tableHistory } from './emulator-probe.ts';
 import { cpuSecondsOf, probeWorkerHeap, ResidentSampler } from './memory.ts';
 import { parseOptions } from './options.ts';
 import { renderReport } from './report.ts';
-import { assemble, type Environment, type StackSettings } from './results.ts';
+import { assemble, type Environment, type Results, type StackSettings } from './results.ts';
 import { createBucket, createSeeder, measureSeedRates } from './seeding.ts';
 import {
   cliRun,
@@ -50,6 +50,14 @@ const run = (command: string, args: string[]) => {
 };
 
 const options = parseOptions(process.argv.slice(2));
+if (options.render) {
+  // The measured results, rendered again (after editing bench/findings.md, say).
+  const results = JSON.parse(readFileSync(options.out, 'utf8')) as Results;
+  writeFileSync(options.chart, renderChart(results));
+  writeFileSync(options.report, renderReport(results, results.options));
+  log(`rendered ${options.report} and ${options.chart} from ${options.out}`);
+  process.exit(0);
+}
 process.env.POWERTOOLS_LOG_LEVEL ??= process.env.LETHE_LOG_LEVEL ?? 'WARN';
 process.env.AWS_REGION ??= 'us-east-1';
 process.env.AWS_ACCESS_KEY_ID ??= 'test';

@@ -24,6 +24,8 @@ export interface BenchOptions {
   endpoint?: string;
   workerConcurrency?: number;
   quick: boolean;
+  /** Only render the report and chart again from the results file. */
+  render: boolean;
   out: string;
   report: string;
   chart: string;
@@ -57,6 +59,7 @@ const QUICK = {
 export const USAGE = `npm run bench -- [options]     (every option also reads LETHE_BENCH_<NAME>)
 
   --quick                      small sizes, for iterating (2,000 objects, 1 repeat)
+  --render                     only regenerate the report and chart from the results file
   --objects N                  objects in the throughput layout (default ${DEFAULTS.objects})
   --partitions N               date partitions of the layout (default ${DEFAULTS.partitions})
   --repeats N                  runs of the floor and of Lethe (default ${DEFAULTS.repeats})
@@ -81,6 +84,7 @@ export function parseOptions(
     args: argv,
     options: {
       quick: { type: 'boolean' },
+      render: { type: 'boolean' },
       objects: { type: 'string' },
       partitions: { type: 'string' },
       repeats: { type: 'string' },
@@ -107,7 +111,7 @@ export function parseOptions(
   }
   const fromEnv = (name: string) => env[`LETHE_BENCH_${name.toUpperCase().replaceAll('-', '_')}`];
   const raw = (name: keyof typeof values) => (values[name] as string | undefined) ?? fromEnv(name);
-  const flag = (name: 'quick' | 'skip-cli') =>
+  const flag = (name: 'quick' | 'skip-cli' | 'render') =>
     values[name] === true || /^(1|true|yes)$/i.test(fromEnv(name) ?? '');
   const quick = flag('quick');
   const sizes = quick ? QUICK : DEFAULTS;
@@ -143,6 +147,7 @@ export function parseOptions(
     ...(endpoint ? { endpoint } : {}),
     ...(workerConcurrency ? { workerConcurrency: int('worker-concurrency', 0) } : {}),
     quick,
+    render: flag('render'),
     out: raw('out') ?? 'bench/results.json',
     report: raw('report') ?? 'BENCHMARKS.md',
     chart: raw('chart') ?? 'bench/chart.svg',

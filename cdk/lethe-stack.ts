@@ -97,7 +97,9 @@ export class LetheStack extends Stack {
       partitionKey: { name: 'pk', type: AttributeType.STRING },
       sortKey: { name: 'sk', type: AttributeType.STRING },
       billingMode: BillingMode.PAY_PER_REQUEST,
-      stream: StreamViewType.NEW_AND_OLD_IMAGES,
+      // The dispatcher and its filter read only the new image; old images would double every
+      // record (chain items carry their open pages).
+      stream: StreamViewType.NEW_IMAGE,
       pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
       encryption: TableEncryption.AWS_MANAGED,
       timeToLiveAttribute: 'expiresAt',

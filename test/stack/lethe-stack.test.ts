@@ -186,8 +186,8 @@ describe('dispatcher event source', () => {
 describe('table', () => {
   it.each([
     {
-      property: 'a stream of new and old images',
-      expected: { StreamSpecification: { StreamViewType: 'NEW_AND_OLD_IMAGES' } },
+      property: 'a stream of new images (all the dispatcher and its filter read)',
+      expected: { StreamSpecification: { StreamViewType: 'NEW_IMAGE' } },
     },
     {
       property: 'point-in-time recovery',

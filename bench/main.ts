@@ -169,8 +169,12 @@ try {
   await stack.stop();
   stack = undefined;
 
+  // The CLI runs for minutes, long enough for the shared machine's speed to drift: a floor run
+  // just before it and one just after pair it with the floor, as each Lethe run is paired.
   let cli: Awaited<ReturnType<typeof cliRun>> | undefined;
   let cliError: string | undefined;
+  const floorAroundCli: FloorResult[] = [];
+  if (!options.skipCli) floorAroundCli.push(await floorRun(bench, options.repeats + 1));
   for (let attempt = 1; !options.skipCli && !cli && attempt <= 2; attempt++) {
     try {
       cli = await cliRun(bench);
@@ -179,6 +183,7 @@ try {
       log(`aws s3 rm, attempt ${attempt}: ${cliError}`);
     }
   }
+  if (cli) floorAroundCli.push(await floorRun(bench, options.repeats + 2));
   const heap = await probeWorkerHeap(endpoint, {
     objects: options.heapObjects,
     batch: options.heapBatch,
@@ -197,7 +202,7 @@ try {
     floor,
     lethe,
     floorBesideIdleStack: beside,
-    ...(cli ? { cli } : cliError ? { cliError } : {}),
+    ...(cli ? { cli, floorAroundCli } : cliError ? { cliError } : {}),
     acknowledgement,
     heap,
     transactions,

@@ -92,7 +92,7 @@ export function renderReport(results: Results, options: BenchOptions): string {
     `${n(options.objects)} objects in ${options.partitions} date partitions, three identical copies (same keys and bodies): ` +
       `the stream's location in the stack's bucket for Lethe, the same keys in buckets of their own for the floor and the CLI (moto scans a whole bucket on every listing, so each copy is listed in a bucket holding only itself). ` +
       `Runs in pairs: a floor run with the emulator alone, then a local stack of its own (fresh table, queues and bucket: moto's transactions slow down as a table's history grows, see the profile), a 100-object warm-up deletion and the Lethe run; ${options.repeats} pairs. ` +
-      'Then one more floor run beside the idle stack and the acknowledgement phase; the stack stops and `aws s3 rm` runs with the emulator alone. Emulator CPU is the CPU time of the moto process during the run (/proc), which unlike wall time does not move with what else the machine runs.',
+      'Then one more floor run beside the idle stack and the acknowledgement phase; the stack stops and `aws s3 rm` runs with the emulator alone, between two more floor runs. Emulator CPU is the CPU time of the moto process during the run (/proc), which unlike wall time does not move with what else the machine runs.',
     '',
     table(
       ['contender', 'run', 'objects/s', 'seconds', 'emulator CPU', 'detail'],
@@ -130,6 +130,14 @@ export function renderReport(results: Results, options: BenchOptions): string {
           cpu(results.floorBesideIdleStack.floor.emulatorCpuSeconds),
           `idle pollers: ${n(results.floorBesideIdleStack.idle.requestsPerSecond, 1)} requests/s on the emulator`,
         ],
+        ...(results.floorAroundCli ?? []).map((run, index) => [
+          `floor, ${index === 0 ? 'just before' : 'just after'} the CLI`,
+          1,
+          n(run.objectsPerSecond),
+          n(run.ms / 1000, 2),
+          cpu(run.emulatorCpuSeconds),
+          'the emulator alone (the local stack stopped)',
+        ]),
         ...(results.cli
           ? [
               [
@@ -147,7 +155,7 @@ export function renderReport(results: Results, options: BenchOptions): string {
     '',
     `**Lethe ${n(100 * summary.letheOverFloor)}% of the floor** (median of the paired ratios ${summary.pairRatios.map((ratio) => `${n(100 * ratio)}%`).join(', ')}; medians ${n(summary.letheObjectsPerSecond)} and ${n(summary.floorObjectsPerSecond)} objects/s)` +
       (summary.letheOverCli && summary.cliObjectsPerSecond
-        ? `; \`aws s3 rm\` ${n(summary.cliObjectsPerSecond)} objects/s → **Lethe ${n(summary.letheOverCli, 1)}x the CLI**.`
+        ? `; \`aws s3 rm\` ${n(summary.cliObjectsPerSecond)} objects/s, the floor around it ${n(summary.floorOverCli ?? 0, 1)}x that → **Lethe ${n(summary.letheOverCli, 1)}x the CLI** (${n(100 * summary.letheOverFloor)}% × ${n(summary.floorOverCli ?? 0, 1)}: each compared with the floor beside it, since the machine's speed drifts over the minutes between them; the plain ratio of the medians is ${n(summary.letheObjectsPerSecond / summary.cliObjectsPerSecond, 1)}x).`
         : '.') +
       (summary.floorEmulatorCpuPerThousand && summary.letheEmulatorCpuPerThousand
         ? ` Work done by the emulator per 1,000 objects: floor ${n(summary.floorEmulatorCpuPerThousand, 2)} CPU-s, Lethe ${n(summary.letheEmulatorCpuPerThousand, 2)} CPU-s (${n(summary.letheEmulatorCpuPerThousand / summary.floorEmulatorCpuPerThousand, 2)}x).`

@@ -49,12 +49,24 @@ const run = (command: string, args: string[]) => {
   }
 };
 
+/** Writes the report as the repository's formatter would (`npm run lint` checks Markdown too). */
+const writeReport = (path: string, markdown: string) => {
+  writeFileSync(path, markdown);
+  try {
+    execFileSync(resolve('node_modules/.bin/biome'), ['format', '--write', path], {
+      stdio: 'ignore',
+    });
+  } catch {
+    log(`could not format ${path} with Biome; run \`npm run format\` before committing it`);
+  }
+};
+
 const options = parseOptions(process.argv.slice(2));
 if (options.render) {
   // The measured results, rendered again (after editing bench/findings.md, say).
   const results = JSON.parse(readFileSync(options.out, 'utf8')) as Results;
   writeFileSync(options.chart, renderChart(results));
-  writeFileSync(options.report, renderReport(results, results.options));
+  writeReport(options.report, renderReport(results, results.options));
   log(`rendered ${options.report} and ${options.chart} from ${options.out}`);
   process.exit(0);
 }
@@ -215,7 +227,7 @@ try {
   }
   writeFileSync(options.out, `${JSON.stringify(results, null, 2)}\n`);
   writeFileSync(options.chart, renderChart(results));
-  writeFileSync(options.report, renderReport(results, options));
+  writeReport(options.report, renderReport(results, options));
   log(`wrote ${options.out}, ${options.chart} and ${options.report}`);
   for (const target of results.targets) {
     const verdict = target.met === undefined ? 'n/a ' : target.met ? 'met ' : 'MISS';

@@ -165,34 +165,21 @@ export class ProgressStore {
     chainsTotal: number,
     versioned = false,
   ): Promise<boolean> {
-    const now = this.#now().toISOString();
-    try {
-      await this.#client.send(
-        new UpdateCommand({
-          TableName: this.#table,
-          Key: keys.deletion(deletion.tenant, deletion.deletionId),
-          UpdateExpression: [
-            'SET #state = :running, chainsTotal = :total, chainsSettled = :zero,',
-            'versioned = :versioned, updatedAt = :now, sweepSk = :now',
-          ].join(' '),
-          ConditionExpression: deletionIsPendingRound,
-          ExpressionAttributeNames: names,
-          ExpressionAttributeValues: {
-            ':running': 'RUNNING',
-            ':pending': 'PENDING',
-            ':round': deletion.round,
-            ':total': chainsTotal,
-            ':zero': 0,
-            ':versioned': versioned,
-            ':now': now,
-          },
-        }),
-      );
-      return true;
-    } catch (error) {
-      if (isConditionFailure(error)) return false;
-      throw error;
-    }
+    return this.#updateDeletion(
+      deletion,
+      [
+        'SET #state = :running, chainsTotal = :total, chainsSettled = :zero,',
+        'versioned = :versioned, updatedAt = :now, sweepSk = :now',
+      ].join(' '),
+      {
+        ':running': 'RUNNING',
+        ':total': chainsTotal,
+        ':zero': 0,
+        ':versioned': versioned,
+        ':now': this.#now().toISOString(),
+      },
+      'PENDING',
+    );
   }
 
   /** The chains of the deletion's current round. */
@@ -324,25 +311,9 @@ export class ProgressStore {
 
   /** Marks progress on a running deletion, so the sweeper does not take it for stalled. */
   async touch(deletion: DeletionRecord): Promise<void> {
-    const now = this.#now().toISOString();
-    try {
-      await this.#client.send(
-        new UpdateCommand({
-          TableName: this.#table,
-          Key: keys.deletion(deletion.tenant, deletion.deletionId),
-          UpdateExpression: 'SET updatedAt = :now, sweepSk = :now',
-          ConditionExpression: deletionIsRunningRound,
-          ExpressionAttributeNames: names,
-          ExpressionAttributeValues: {
-            ':now': now,
-            ':running': 'RUNNING',
-            ':round': deletion.round,
-          },
-        }),
-      );
-    } catch (error) {
-      if (!isConditionFailure(error)) throw error;
-    }
+    await this.#updateDeletion(deletion, 'SET updatedAt = :now, sweepSk = :now', {
+      ':now': this.#now().toISOString(),
+    });
   }
 
   /**
@@ -351,27 +322,13 @@ export class ProgressStore {
    * this write lists the location. A claimer that dies leaves the deletion to the sweeper.
    */
   async claimVerification(deletion: DeletionRecord): Promise<boolean> {
-    const now = this.#now().toISOString();
-    try {
-      await this.#client.send(
-        new UpdateCommand({
-          TableName: this.#table,
-          Key: keys.deletion(deletion.tenant, deletion.deletionId),
-          UpdateExpression: 'SET verifiedRound = :round, updatedAt = :now, sweepSk = :now',
-          ConditionExpression: `${deletionIsRunningRound} AND ${roundIsUnverified}`,
-          ExpressionAttributeNames: names,
-          ExpressionAttributeValues: {
-            ':running': 'RUNNING',
-            ':round': deletion.round,
-            ':now': now,
-          },
-        }),
-      );
-      return true;
-    } catch (error) {
-      if (isConditionFailure(error)) return false;
-      throw error;
-    }
+    return this.#updateDeletion(
+      deletion,
+      'SET verifiedRound = :round, updatedAt = :now, sweepSk = :now',
+      { ':now': this.#now().toISOString() },
+      'RUNNING',
+      roundIsUnverified,
+    );
   }
 
   /** RUNNING -> COMPLETED, and the stream name becomes free for a new incarnation. */
@@ -555,6 +512,30 @@ export class ProgressStore {
         },
       },
     };
+  }
+
+  /**
+   * One conditional UpdateItem on the deletion, fenced to its round and `expectedState` as in
+   * a transaction (plus `alsoRequire`, if given). False when the condition fails.
+   */
+  async #updateDeletion(
+    deletion: DeletionRecord,
+    expression: string,
+    values: Record<string, unknown>,
+    expectedState: DeletionRecord['state'] = 'RUNNING',
+    alsoRequire?: string,
+  ): Promise<boolean> {
+    const { Update } = this.#deletionUpdate(deletion, expression, values, expectedState);
+    const condition = alsoRequire
+      ? `${Update.ConditionExpression} AND ${alsoRequire}`
+      : Update.ConditionExpression;
+    try {
+      await this.#client.send(new UpdateCommand({ ...Update, ConditionExpression: condition }));
+      return true;
+    } catch (error) {
+      if (isConditionFailure(error)) return false;
+      throw error;
+    }
   }
 
   /**

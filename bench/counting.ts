@@ -1,4 +1,4 @@
-import type { Clients } from '#lib/clients.ts';
+import type { Clients } from '#lib/support/index.ts';
 
 export type Service = 's3' | 'sqs' | 'dynamodb';
 

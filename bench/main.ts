@@ -8,7 +8,7 @@ import { cpus, loadavg, totalmem } from 'node:os';
 import { dirname, resolve } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
-import { ENV } from '#lib/config.ts';
+import { ENV } from '#lib/support/index.ts';
 import { type Emulator, startMoto } from '#lib/local/emulator.ts';
 import { LocalStack } from '#lib/local/local-stack.ts';
 import { resourcesOfType, synthesizeTemplate } from '#lib/local/template.ts';

@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { createClients } from '#lib/clients.ts';
+import { createClients } from '#lib/support/index.ts';
 import { provision } from '#lib/local/provision.ts';
 import { synthesizeTemplate } from '#lib/local/template.ts';
 import type { SeedMode } from './seeding.ts';
@@ -36,7 +36,7 @@ export async function probeWorkerHeap(
   endpoint: string,
   options: { objects: number; batch: number; seed: SeedMode; region: string },
 ): Promise<HeapProbe> {
-  const resources = await provision(synthesizeTemplate(), createClients(process.env), {
+  const resources = await provision(synthesizeTemplate(), createClients({ forcePathStyle: true }), {
     namePrefix: 'heapprobe',
     region: options.region,
   });

@@ -7,9 +7,9 @@
  */
 import { type Message, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import type { SQSEvent } from 'aws-lambda';
-import { createClients } from '#lib/clients.ts';
-import { loadConfig } from '#lib/config.ts';
-import { createPipeline } from '#lib/pipeline.ts';
+import { createClients } from '#lib/support/index.ts';
+import { loadConfig } from '#lib/support/index.ts';
+import { createPipeline } from '#lib/pipeline/index.ts';
 import { createHandler } from '../functions/worker.ts';
 import { createSeeder, layout, type SeedMode } from './seeding.ts';
 
@@ -21,7 +21,7 @@ const objectsPerPartition = Number(process.env.BENCH_HEAP_OBJECTS ?? 1500);
 const batch = Number(process.env.BENCH_HEAP_BATCH ?? 5);
 const seedMode = (process.env.BENCH_SEED ?? 'bulk') as SeedMode;
 
-const clients = createClients(env);
+const clients = createClients({ forcePathStyle: true });
 const config = loadConfig(env);
 const pipeline = createPipeline({ config, clients });
 const handler = createHandler(env, clients);
@@ -73,12 +73,12 @@ for (const client of [clients.s3, clients.dynamodb, clients.sqs]) {
 
 /** A deletion of `partitions` partitions, dispatched: its first page messages are queued. */
 async function prepare(name: string, partitions: number): Promise<Message[]> {
-  const { stream } = await pipeline.registry.create('heap', name);
+  const { stream } = await pipeline.streams.create('heap', name);
   await seeder.seed(
     stream.bucket,
     layout(stream.prefix, partitions * objectsPerPartition, partitions),
   );
-  const { deletion } = await pipeline.registry.requestDeletion('heap', name);
+  const { deletion } = await pipeline.deletions.request('heap', name);
   await pipeline.dispatcher.dispatch({
     tenant: deletion.tenant,
     deletionId: deletion.deletionId,

@@ -3,7 +3,7 @@ import { Architecture, type CfnFunction, Runtime, Tracing } from 'aws-cdk-lib/aw
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
-import { ENV, type LetheConfig } from '../lib/config.ts';
+import { ENV, type LetheConfig } from '../lib/support/config.ts';
 
 export interface LetheFunctionProps {
   /** Handler file, relative to the repository root, e.g. `functions/worker.ts`. */

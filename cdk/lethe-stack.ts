@@ -22,7 +22,8 @@ import {
 } from 'aws-cdk-lib/aws-s3';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
-import { DEFAULTS } from '../lib/config.ts';
+import { SWEEP_INDEX, TTL_ATTRIBUTE } from '../lib/store/layout.ts';
+import { DEFAULTS } from '../lib/support/config.ts';
 import { LetheFunction } from './lethe-function.ts';
 import { LetheMonitoring } from './monitoring.ts';
 import { acknowledgeNagFindings } from './nag-suppressions.ts';
@@ -56,9 +57,6 @@ export interface LetheStackProps extends StackProps {
    */
   readonly apiLogging?: boolean;
 }
-
-/** Name of the table's sparse index of open deletions, keyed by their last progress. */
-export const SWEEP_INDEX = 'sweep';
 
 const WORKER_TIMEOUT = Duration.seconds(60);
 
@@ -102,7 +100,7 @@ export class LetheStack extends Stack {
       stream: StreamViewType.NEW_IMAGE,
       pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
       encryption: TableEncryption.AWS_MANAGED,
-      timeToLiveAttribute: 'expiresAt',
+      timeToLiveAttribute: TTL_ATTRIBUTE,
       removalPolicy: RemovalPolicy.RETAIN,
     });
     this.table.addGlobalSecondaryIndex({

@@ -18,7 +18,7 @@ import { Topic } from 'aws-cdk-lib/aws-sns';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { METRICS, METRICS_DIMENSIONS, METRICS_NAMESPACE, type MetricKey } from '../lib/metrics.ts';
+import { METRICS, METRICS_DIMENSIONS, METRICS_NAMESPACE, type MetricKey } from '../lib/observability/metrics.ts';
 
 export interface LetheMonitoringProps {
   readonly workQueue: IQueue;

@@ -1,7 +1,7 @@
 import type { RestApi } from 'aws-cdk-lib/aws-apigateway';
 import { ManagedPolicy, PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { Construct } from 'constructs';
-import { NAME_PATTERN } from '../lib/names.ts';
+import { NAME_PATTERN } from '../lib/core/names.ts';
 
 /** The principal tag naming the one tenant a caller may act for. */
 export const TENANT_TAG = 'lethe-tenant';

@@ -1,10 +1,4 @@
-import type { Clients } from '#lib/clients.ts';
-import { workerHandler } from '#lib/handlers.ts';
-import { boot, type Env } from './runtime.ts';
+import { createWorkerHandler } from '#lib/lambda/worker.ts';
 
-export const createHandler = (env?: Env, clients?: Clients) => {
-  const { pipeline, telemetry } = boot('lethe-worker', env, clients);
-  return workerHandler(pipeline.worker, telemetry);
-};
-
+export const createHandler = createWorkerHandler;
 export const handler = createHandler();

@@ -1,27 +1,45 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import {
+  assertValidName,
   BadRequestError,
+  isDeletionId,
   LetheError,
   MethodNotAllowedError,
   PayloadTooLargeError,
   RouteNotFoundError,
-} from '../errors.ts';
-import type { EventWriter } from '../ingest.ts';
-import { toReceipt, toStreamView } from '../model.ts';
-import { assertValidName } from '../names.ts';
-import type { StreamRegistry } from '../registry.ts';
+  toReceipt,
+  toStreamView,
+} from '../core/index.ts';
+import type { EventWriter } from '../s3/index.ts';
+import type { DeletionStore, StreamStore } from '../store/index.ts';
+import type { Receipts } from './receipts.ts';
 import { type Operation, ROUTES } from './routes.ts';
 
 export interface HttpApiOptions {
-  readonly registry: StreamRegistry;
-  readonly writer: EventWriter;
+  readonly streams: Pick<StreamStore, 'create' | 'get' | 'list' | 'admitIngest' | 'releaseIngest'>;
+  readonly deletions: Pick<DeletionStore, 'request' | 'retry'>;
+  readonly receipts: Pick<Receipts, 'get' | 'of'>;
+  readonly writer: Pick<EventWriter, 'write'>;
   /** Largest events body accepted, in bytes. */
   readonly maxEventsBytes: number;
   /** Told about every error that is not the caller's fault (each one is a bug to fix). */
   readonly onUnexpectedError?: (error: unknown, event: APIGatewayProxyEvent) => void;
 }
 
-export type HttpHandler = (event: APIGatewayProxyEvent) => Promise<APIGatewayProxyResult>;
+/** What a request was about, as far as its path and answer tell: for the request's log line. */
+export interface Subject {
+  tenant?: string;
+  stream?: string;
+  deletionId?: string;
+  generation?: number;
+}
+
+export interface HttpAnswer {
+  response: APIGatewayProxyResult;
+  subject: Subject;
+}
+
+export type HttpHandler = (event: APIGatewayProxyEvent) => Promise<HttpAnswer>;
 
 interface Request {
   params: Record<string, string | undefined>;
@@ -33,13 +51,15 @@ interface Reply {
   status: number;
   body: unknown;
   headers?: Record<string, string>;
+  /** What the answer is about, beyond the path (a new deletion's id, a generation). */
+  subject?: Subject;
 }
-
-const DELETION_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 /** The api Lambda's behaviour: route by API Gateway resource, answer JSON, map errors once. */
 export function createHttpApi({
-  registry,
+  streams,
+  deletions,
+  receipts,
   writer,
   maxEventsBytes,
   onUnexpectedError,
@@ -48,19 +68,27 @@ export function createHttpApi({
   const streamOf = (request: Request) => assertValidName('stream', request.params.stream);
   const deletionIdOf = (request: Request) => {
     const id = request.params.deletionId;
-    if (!id || !DELETION_ID.test(id)) {
+    if (!isDeletionId(id)) {
       throw new BadRequestError('InvalidDeletionId', 'deletionId must be a lowercase UUID');
     }
     return id;
   };
-  const receipt = async (tenant: string, deletionId: string) => {
-    const deletion = await registry.getDeletion(tenant, deletionId);
-    return toReceipt(deletion, await registry.failures(deletion));
-  };
-  const accepted = (tenant: string, body: { deletionId: string }) => ({
+  const accepted = (
+    tenant: string,
+    body: { deletionId: string; stream: string; generation: number },
+  ): Reply => ({
     status: 202,
     body,
     headers: { Location: `/v1/tenants/${tenant}/deletions/${body.deletionId}` },
+    subject: { deletionId: body.deletionId, stream: body.stream, generation: body.generation },
+  });
+  const stream = (status: number, record: Parameters<typeof toStreamView>[0]): Reply => ({
+    status,
+    body: toStreamView(record),
+    subject: {
+      generation: record.generation,
+      ...(record.deletionId ? { deletionId: record.deletionId } : {}),
+    },
   });
 
   const operations: Record<Operation, (request: Request) => Promise<Reply>> = {
@@ -69,7 +97,7 @@ export function createHttpApi({
     listStreams: async (request) => {
       const tenant = tenantOf(request);
       const limit = parseLimit(request.query.limit);
-      const page = await registry.list(tenant, limit, request.query.nextToken);
+      const page = await streams.list(tenant, limit, request.query.nextToken);
       return {
         status: 200,
         body: {
@@ -80,18 +108,16 @@ export function createHttpApi({
     },
 
     createStream: async (request) => {
-      const { created, stream } = await registry.create(tenantOf(request), streamOf(request));
-      return { status: created ? 201 : 200, body: toStreamView(stream) };
+      const created = await streams.create(tenantOf(request), streamOf(request));
+      return stream(created.created ? 201 : 200, created.stream);
     },
 
-    getStream: async (request) => ({
-      status: 200,
-      body: toStreamView(await registry.get(tenantOf(request), streamOf(request))),
-    }),
+    getStream: async (request) =>
+      stream(200, await streams.get(tenantOf(request), streamOf(request))),
 
     deleteStream: async (request) => {
       const tenant = tenantOf(request);
-      const { deletion } = await registry.requestDeletion(tenant, streamOf(request));
+      const { deletion } = await deletions.request(tenant, streamOf(request));
       return accepted(tenant, toReceipt(deletion));
     },
 
@@ -102,47 +128,63 @@ export function createHttpApi({
         throw new PayloadTooLargeError(`events body is larger than ${maxEventsBytes} bytes`);
       }
       const events = parseEvents(request.body);
-      const stream = await registry.admitIngest(tenant, name);
+      const admitted = await streams.admitIngest(tenant, name);
       let key: string;
       try {
-        key = await writer.write(stream, events);
+        key = await writer.write(admitted, events);
       } finally {
-        await registry.releaseIngest(stream);
+        await streams.releaseIngest(admitted);
       }
-      return { status: 201, body: { key, count: events.length } };
+      return {
+        status: 201,
+        body: { key, count: events.length },
+        subject: { generation: admitted.generation },
+      };
     },
 
     getDeletion: async (request) => {
       const tenant = tenantOf(request);
-      return { status: 200, body: await receipt(tenant, deletionIdOf(request)) };
+      const receipt = await receipts.get(tenant, deletionIdOf(request));
+      return {
+        status: 200,
+        body: receipt,
+        subject: { stream: receipt.stream, generation: receipt.generation },
+      };
     },
 
     retryDeletion: async (request) => {
       const tenant = tenantOf(request);
-      const deletion = await registry.retryDeletion(tenant, deletionIdOf(request));
-      return accepted(tenant, toReceipt(deletion));
+      const deletion = await deletions.retry(tenant, deletionIdOf(request));
+      return accepted(tenant, await receipts.of(deletion));
     },
   };
 
   return async (event) => {
+    const params = event.pathParameters ?? {};
+    const subject: Subject = {
+      ...(params.tenant ? { tenant: params.tenant } : {}),
+      ...(params.stream ? { stream: params.stream } : {}),
+      ...(params.deletionId ? { deletionId: params.deletionId } : {}),
+    };
     try {
       const operation = operationOf(event);
       const reply = await operations[operation]({
-        params: event.pathParameters ?? {},
+        params,
         query: event.queryStringParameters ?? {},
         body: bodyOf(event),
       });
-      return json(reply.status, reply.body, reply.headers);
+      return {
+        response: json(reply.status, reply.body, reply.headers),
+        subject: { ...subject, ...reply.subject },
+      };
     } catch (error) {
       if (error instanceof LetheError) {
-        return json(
-          error.status,
-          { error: { code: error.code, message: error.message } },
-          error.headers,
-        );
+        const body = { error: { code: error.code, message: error.message } };
+        return { response: json(error.status, body, error.headers), subject };
       }
       onUnexpectedError?.(error, event);
-      return json(500, { error: { code: 'InternalError', message: 'unexpected error' } });
+      const body = { error: { code: 'InternalError', message: 'unexpected error' } };
+      return { response: json(500, body), subject };
     }
   };
 }

@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { NAME_PATTERN } from '../names.ts';
+import { NAME_PATTERN } from '../core/index.ts';
 
 export type Command =
   | { kind: 'help' }

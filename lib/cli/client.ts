@@ -1,4 +1,4 @@
-import type { DeletionReceipt, StreamView } from '../model.ts';
+import type { DeletionReceipt, StreamView } from '../core/index.ts';
 
 export type Fetch = (input: string, init: RequestInit) => Promise<Response>;
 

@@ -1,4 +1,4 @@
-import type { DeletionReceipt } from '../model.ts';
+import type { DeletionReceipt } from '../core/index.ts';
 import type { Command } from './args.ts';
 import type { ApiResponse, LetheClient } from './client.ts';
 import { EXIT, type ExitCode } from './exit-codes.ts';

@@ -1,4 +1,4 @@
-import type { DeletionReceipt, StreamView } from '../model.ts';
+import type { DeletionReceipt, StreamView } from '../core/index.ts';
 import type { StreamPage } from './client.ts';
 import { formatBytes, formatCount, formatDuration } from './progress.ts';
 

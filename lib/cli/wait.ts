@@ -1,4 +1,4 @@
-import type { DeletionReceipt } from '../model.ts';
+import type { DeletionReceipt } from '../core/index.ts';
 import { ApiError, type LetheClient, UnreachableError } from './client.ts';
 import type { ProgressReporter } from './progress.ts';
 

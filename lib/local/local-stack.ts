@@ -3,8 +3,11 @@ import type { AddressInfo } from 'node:net';
 import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import type { LetheStackProps } from '../../cdk/lethe-stack.ts';
-import { type Clients, createClients } from '../clients.ts';
-import { ENV } from '../config.ts';
+import { createApiHandler } from '../lambda/api.ts';
+import { createDispatcherHandler } from '../lambda/dispatcher.ts';
+import { createSweeperHandler } from '../lambda/sweeper.ts';
+import { createWorkerHandler } from '../lambda/worker.ts';
+import { type Clients, createClients, ENV } from '../support/index.ts';
 import { type Emulator, startMoto } from './emulator.ts';
 import { createHttpServer } from './http-server.ts';
 import { type LocalFunction, type LocalResources, provision } from './provision.ts';
@@ -36,18 +39,26 @@ export interface LocalStackOptions {
 }
 
 type Handler = (event: unknown) => Promise<unknown>;
+type HandlerFactory = (env: Record<string, string | undefined>, clients: Clients) => Handler;
 
-/** The handler modules a function's `lethe:entry` metadata may name. */
-const ENTRIES: Record<string, () => Promise<unknown>> = {
-  'functions/api.ts': () => import('../../functions/api.ts'),
-  'functions/dispatcher.ts': () => import('../../functions/dispatcher.ts'),
-  'functions/worker.ts': () => import('../../functions/worker.ts'),
-  'functions/sweeper.ts': () => import('../../functions/sweeper.ts'),
+/**
+ * The factory behind each function's entry (`lethe:entry` metadata). `functions/<name>.ts`
+ * builds its handler at import, from the process environment, as Lambda's init phase does;
+ * here each function gets the environment of its own template resource instead, so the
+ * runtime calls the same factory the entry file exports as `createHandler`.
+ */
+const FACTORIES: Record<string, HandlerFactory> = {
+  'functions/api.ts': createApiHandler as HandlerFactory,
+  'functions/dispatcher.ts': createDispatcherHandler as HandlerFactory,
+  'functions/worker.ts': createWorkerHandler as HandlerFactory,
+  'functions/sweeper.ts': createSweeperHandler as HandlerFactory,
 };
 
 /** Settings the local stack changes from the deployed defaults, so that it is quick to watch. */
 const LOCAL_DEFAULTS: Record<string, string> = {
   [ENV.retryAfterSeconds]: '5',
+  // EMF means something only in a Lambda's log group: off here unless asked for.
+  POWERTOOLS_METRICS_DISABLED: process.env.POWERTOOLS_METRICS_DISABLED ?? 'true',
 };
 
 /**
@@ -119,7 +130,8 @@ export class LocalStack {
   ): Promise<LocalStack> {
     const template = synthesizeTemplate(options.stackProps);
     const lock = new ReadWriteLock();
-    const baseClients = createClients(process.env);
+    // Path-style S3: an emulator on a bare host:port has no per-bucket host names.
+    const baseClients = createClients({ forcePathStyle: true });
     serializeWrites(baseClients.dynamodb, lock);
     const resources = await provision(template, baseClients, {
       namePrefix: options.namePrefix ?? 'lethe',
@@ -250,13 +262,10 @@ async function loadHandler(
   clients: Clients,
 ): Promise<Handler> {
   if (!fn.entry) throw new Error(`function ${fn.logicalId} has no lethe:entry metadata`);
-  const load = ENTRIES[fn.entry];
-  if (!load) throw new Error(`no local handler module for ${fn.entry}`);
-  const module = (await load()) as {
-    createHandler: (env: Record<string, string | undefined>, clients: Clients) => Handler;
-  };
+  const factory = FACTORIES[fn.entry];
+  if (!factory) throw new Error(`no local handler for ${fn.entry}`);
   const overrides = Object.fromEntries(
     Object.entries({ ...LOCAL_DEFAULTS, ...settings }).filter(([, value]) => value !== undefined),
   );
-  return module.createHandler({ ...process.env, ...fn.environment, ...overrides }, clients);
+  return factory({ ...process.env, ...fn.environment, ...overrides }, clients);
 }

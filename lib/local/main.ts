@@ -10,8 +10,7 @@
  *   LETHE_LOCAL_WORKER_CONCURRENCY        concurrent worker invocations
  *   LETHE_FAILPOINTS                      failpoints to arm, e.g. worker.after-delete=crash
  */
-import { ENV } from '../config.ts';
-import { armFromSpec } from '../failpoints.ts';
+import { armFromSpec, ENV } from '../support/index.ts';
 import { EmulatorMissingError } from './emulator.ts';
 import { LocalStack } from './local-stack.ts';
 

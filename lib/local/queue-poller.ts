@@ -5,7 +5,7 @@ import {
   type SQSClient,
 } from '@aws-sdk/client-sqs';
 import type { SQSEvent, SQSRecord } from 'aws-lambda';
-import { sleep } from '../table.ts';
+import { sleep } from '../support/index.ts';
 import type { LocalEventSource } from './provision.ts';
 import type { Invoke } from './stream-poller.ts';
 

@@ -7,7 +7,7 @@ import {
 } from '@aws-sdk/client-dynamodb-streams';
 import { SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
-import { backoff, sleep } from '../table.ts';
+import { backoff, sleep } from '../support/index.ts';
 import { passesFilters } from './filter.ts';
 import type { LocalEventSource } from './provision.ts';
 

@@ -2,7 +2,7 @@ import { vi } from 'vitest';
 import type { Fetch } from '../../lib/cli/client.ts';
 import { type CliDependencies, run } from '../../lib/cli/main.ts';
 import type { Output } from '../../lib/cli/progress.ts';
-import { type DeletionReceipt, toReceipt } from '../../lib/model.ts';
+import { type DeletionReceipt, toReceipt } from '../../lib/core/index.ts';
 import { aDeletion } from './records.ts';
 
 /** An output stream that remembers what was written, as a TTY or as a pipe. */

@@ -1,6 +1,6 @@
 import type { DeleteObjectsCommandInput, DeleteObjectsCommandOutput } from '@aws-sdk/client-s3';
 import type { SendMessageBatchCommandInput } from '@aws-sdk/client-sqs';
-import { type Clients, createClients } from '../../lib/clients.ts';
+import { type Clients, createClients } from '../../lib/support/index.ts';
 
 /**
  * Fault injection around the real SDK clients (middleware, not mocks of the domain): what the
@@ -70,7 +70,7 @@ export function faultyClients(plan: FaultPlan, seed = 42) {
   };
   const chance = (rate: number | undefined) => rate !== undefined && rate > 0 && random() < rate;
   const wrap = (clients: Clients): Clients => {
-    const fresh = createClients(process.env);
+    const fresh = createClients({ forcePathStyle: true });
     // Inside the retry loop ('deserialize' runs per attempt): the SDK's own retries answer these.
     fresh.s3.middlewareStack.add(
       (next) => async (args) => {

@@ -1,4 +1,4 @@
-import type { ChainRecord, DeletionRecord, PageRecord, StreamRecord } from '../../lib/model.ts';
+import type { ChainRecord, DeletionRecord, PageRecord, StreamRecord } from '../../lib/core/index.ts';
 
 /** Fixed values, so a test can assert exact records and command inputs. */
 export const NOW = new Date('2026-03-01T12:00:00.000Z');
@@ -49,6 +49,13 @@ export function aDeletion(overrides: Partial<DeletionRecord> = {}): DeletionReco
 
 export function aChain(overrides: Partial<ChainRecord> = {}): ChainRecord {
   return {
+    tenant: 'acme',
+    deletionId: DELETION_ID,
+    stream: 'logs',
+    generation: 1,
+    bucket: BUCKET,
+    location: 'streams/acme/logs/1/',
+    versioned: false,
     chainId: CHAIN_ID,
     round: 1,
     prefix: 'streams/acme/logs/1/dt=2026-01-01/',
@@ -66,8 +73,6 @@ export function aChain(overrides: Partial<ChainRecord> = {}): ChainRecord {
 
 export function aPage(overrides: Partial<PageRecord> = {}): PageRecord {
   return {
-    chainId: CHAIN_ID,
-    round: 1,
     page: 0,
     lastKey: 'streams/acme/logs/1/dt=2026-01-01/c.json',
     count: 3,

@@ -7,7 +7,7 @@ import {
   FAILPOINTS,
   type FailpointName,
   firedCount,
-} from '../../lib/failpoints.ts';
+} from '../../lib/support/index.ts';
 import { assertCellCompleted, prepareCell, requestDeletion, waitForEnd } from '../helpers/cells.ts';
 import { apiClient } from '../helpers/http.ts';
 import { killProcess, type RuntimeProcess, startRuntimeProcess } from '../helpers/process.ts';

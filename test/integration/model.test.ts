@@ -1,13 +1,13 @@
 import type { SendMessageBatchCommandInput } from '@aws-sdk/client-sqs';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Clients } from '../../lib/clients.ts';
+import type { Clients } from '../../lib/support/index.ts';
 import {
   armFailpoint,
   disarmFailpoints,
   FAILPOINTS,
   type FailpointName,
-} from '../../lib/failpoints.ts';
+} from '../../lib/support/index.ts';
 import { type ApiClient, apiClient, parseLocation, waitFor } from '../helpers/http.ts';
 import { listAll } from '../helpers/s3.ts';
 import { startTarget, type TestTarget } from '../helpers/target.ts';

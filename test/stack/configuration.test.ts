@@ -1,7 +1,7 @@
 import { Duration } from 'aws-cdk-lib';
 import { describe, expect, it } from 'vitest';
 import { propsFromContext } from '../../cdk/context.ts';
-import { ENV } from '../../lib/config.ts';
+import { ENV } from '../../lib/support/index.ts';
 import { ENTRIES, FUNCTION_NAMES, offlineApp, synthesize } from './template.ts';
 
 /** The context `cdk -c key=value` gives the app: every value a string. */

@@ -1,7 +1,7 @@
 import { Capture, Match } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
 import { ROUTES } from '../../lib/api/routes.ts';
-import { ENV } from '../../lib/config.ts';
+import { ENV } from '../../lib/support/index.ts';
 import { allowedActions, allowStatements, allows, roleId } from './iam.ts';
 import {
   ENTRIES,

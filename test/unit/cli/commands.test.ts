@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { run } from '../../../lib/cli/main.ts';
-import { toReceipt, toStreamView } from '../../../lib/model.ts';
+import { toReceipt, toStreamView } from '../../../lib/core/index.ts';
 import { apiError, aReceipt, cliDependencies, fakeFetch, LOCAL, lethe } from '../../helpers/cli.ts';
 import { aDeletion, aStream, DELETION_ID } from '../../helpers/records.ts';
 
@@ -206,8 +206,15 @@ describe('deleting', () => {
 
   it('with --wait exits 5 when the deletion ends FAILED, with the failures', async () => {
     // Prepare
+    const deletion = aDeletion({
+      state: 'FAILED',
+      objectsDeleted: 8,
+      bytesDeleted: 80,
+      failedObjects: 2,
+    });
     const failed = toReceipt(
-      aDeletion({ state: 'FAILED', objectsDeleted: 8, bytesDeleted: 80, failedObjects: 2 }),
+      deletion,
+      deletion,
       [
         { key: 'streams/acme/logs/1/a.json', code: 'AccessDenied', message: 'Access Denied' },
         { key: 'streams/acme/logs/1/b.json', code: 'AccessDenied', message: 'Access Denied' },

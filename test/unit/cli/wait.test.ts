@@ -1,7 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import { ApiError, type LetheClient, UnreachableError } from '../../../lib/cli/client.ts';
 import { waitForDeletion } from '../../../lib/cli/wait.ts';
-import { type DeletionReceipt, toReceipt } from '../../../lib/model.ts';
+import { type DeletionReceipt, toReceipt } from '../../../lib/core/index.ts';
 import { aDeletion } from '../../helpers/records.ts';
 
 const receipt = (overrides: Parameters<typeof aDeletion>[0] = {}): DeletionReceipt =>

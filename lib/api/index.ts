@@ -1,0 +1,10 @@
+// lib/api: the HTTP API (v1). Routes, request parsing, answers and their error codes, receipts.
+export {
+  createHttpApi,
+  type HttpAnswer,
+  type HttpApiOptions,
+  type HttpHandler,
+  type Subject,
+} from './http-api.ts';
+export { Receipts } from './receipts.ts';
+export { matchPath, type Operation, ROUTES, type Route } from './routes.ts';

@@ -1,0 +1,38 @@
+import {
+  DeletionNotFoundError,
+  type DeletionReceipt,
+  type DeletionRecord,
+  toReceipt,
+} from '../core/index.ts';
+import type { ChainStore, DeletionStore } from '../store/index.ts';
+
+export interface ReceiptsOptions {
+  readonly deletions: Pick<DeletionStore, 'get' | 'failures'>;
+  readonly chains: Pick<ChainStore, 'totals'>;
+}
+
+/**
+ * Receipts as the API answers them: a deletion's record with its exact totals (the sum of its
+ * chains while it runs; written on the record once it ends) and the keys that failed.
+ */
+export class Receipts {
+  readonly #deletions: ReceiptsOptions['deletions'];
+  readonly #chains: ReceiptsOptions['chains'];
+
+  constructor(options: ReceiptsOptions) {
+    this.#deletions = options.deletions;
+    this.#chains = options.chains;
+  }
+
+  async get(tenant: string, deletionId: string): Promise<DeletionReceipt> {
+    const deletion = await this.#deletions.get(tenant, deletionId);
+    if (!deletion) throw new DeletionNotFoundError(tenant, deletionId);
+    return this.of(deletion);
+  }
+
+  async of(deletion: DeletionRecord): Promise<DeletionReceipt> {
+    const ended = deletion.state === 'COMPLETED' || deletion.state === 'FAILED';
+    const totals = ended ? deletion : await this.#chains.totals(deletion);
+    return toReceipt(deletion, totals, await this.#deletions.failures({ ...deletion, ...totals }));
+  }
+}

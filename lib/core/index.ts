@@ -1,0 +1,9 @@
+// lib/core: the domain. Records, states and transitions, names and key layout, work messages, errors, API views. No SDK.
+export * from './clock.ts';
+export * from './errors.ts';
+export * from './lifecycle.ts';
+export * from './messages.ts';
+export * from './names.ts';
+export * from './outcome.ts';
+export * from './records.ts';
+export * from './views.ts';

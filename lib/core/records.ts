@@ -1,0 +1,136 @@
+import type { DeletionState, StreamState } from './lifecycle.ts';
+
+/** The records Lethe keeps, as the domain sees them (the table's keys are the store's business). */
+
+export interface StreamRecord {
+  type: 'STREAM';
+  tenant: string;
+  stream: string;
+  state: StreamState;
+  generation: number;
+  bucket: string;
+  /** Key prefix of this incarnation, ending in `/`. */
+  prefix: string;
+  createdAt: string;
+  updatedAt: string;
+  deletionId?: string;
+  /** Ingests admitted and not yet finished; a writer that died leaves its count behind. */
+  inflightIngests?: number;
+  lastIngestAt?: string;
+}
+
+/** What names one deletion (and its round): the fence every work message carries. */
+export interface DeletionRef {
+  tenant: string;
+  deletionId: string;
+  round: number;
+}
+
+export interface DeletionRecord extends DeletionRef {
+  type: 'DELETION';
+  stream: string;
+  generation: number;
+  bucket: string;
+  prefix: string;
+  state: DeletionState;
+  /** Each round lists the location afresh; a round ends in verification. */
+  attempts: number;
+  /** Totals, written when the deletion ends; while it runs, its chains hold the counts. */
+  objectsDeleted: number;
+  bytesDeleted: number;
+  failedObjects: number;
+  /** Chains of the current round, and how many of them have ended with no page open. */
+  chainsTotal: number;
+  chainsSettled: number;
+  /** The last round whose verification a worker claimed (one listing of the location per round). */
+  verifiedRound?: number;
+  requestedAt: string;
+  updatedAt: string;
+  completedAt?: string;
+  /** The bucket keeps versions: every version and delete marker is deleted, by version id. */
+  versioned?: boolean;
+  /** Why a deletion FAILED when no single key explains it (stalled, location never empties). */
+  reason?: FailureReason;
+}
+
+export interface FailureReason {
+  code: string;
+  message: string;
+}
+
+/** A position in a listing: after this key (and, in a versioned bucket, this version of it). */
+export interface Cursor {
+  key: string;
+  versionId?: string;
+}
+
+/**
+ * One chain of pages: every key under `prefix`, listed in order, one page at a time. The chain
+ * item carries its deletion's fence (generation, round, location) and its own progress (cursor,
+ * open pages, counts), so a page reads and writes only its chain.
+ */
+export interface ChainRecord extends DeletionRef {
+  chainId: string;
+  stream: string;
+  generation: number;
+  bucket: string;
+  /** The deletion's location: nothing outside it is ever deleted. */
+  location: string;
+  /** The part of the location this chain lists. */
+  prefix: string;
+  versioned: boolean;
+  /** Index of the last page listed, -1 before the first. */
+  lastPage: number;
+  /** Where the next page's listing starts (after this position); absent before the first. */
+  cursor?: Cursor;
+  ended: boolean;
+  /** Pages listed whose deletion is not yet counted, by page number. */
+  open: Record<string, PageRecord>;
+  objectsDeleted: number;
+  bytesDeleted: number;
+  failedObjects: number;
+  pagesDone: number;
+  /** Counted towards the deletion's settled chains (ended, no page open). */
+  settled: boolean;
+}
+
+/**
+ * A page whose entries were listed but whose deletion is not yet counted. Its range is
+ * everything after `after` up to and including `lastKey`; a resumed page lists that range
+ * again. In a versioned bucket a key's versions may go on into the next page, so the page
+ * names the versions of its last key that are its own.
+ */
+export interface PageRecord {
+  page: number;
+  after?: Cursor;
+  lastKey: string;
+  lastKeyVersions?: string[];
+  count: number;
+  bytes: number;
+}
+
+export interface KeyFailure {
+  key: string;
+  code: string;
+  message: string;
+  /** In a versioned bucket, the version that could not be deleted. */
+  versionId?: string;
+}
+
+/** Exact totals of a deletion: the sum of every chain of every round. */
+export interface DeletionTotals {
+  objectsDeleted: number;
+  bytesDeleted: number;
+  /** Keys the current round could not delete (earlier rounds' failures were tried again). */
+  failedObjects: number;
+}
+
+/** An entry of a listing: an object, or in a versioned bucket one version or delete marker. */
+export interface ListedObject {
+  key: string;
+  size: number;
+  /** In a versioned bucket: the version to delete. */
+  versionId?: string;
+  /** In a versioned bucket: a delete marker (removed, but not an object of the stream). */
+  marker?: boolean;
+}

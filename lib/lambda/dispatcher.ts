@@ -1,0 +1,77 @@
+import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
+import type { Context, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
+import { z } from 'zod';
+import { InvalidMessageError, NAME_PATTERN } from '../core/index.ts';
+import { keysOf, loggedDeletionEvents, type Telemetry } from '../observability/index.ts';
+import { createPipeline, type Dispatcher } from '../pipeline/index.ts';
+import type { Clients } from '../support/index.ts';
+import { boot, type Env, errorText } from './boot.ts';
+
+/** The part of a deletion's stream image the dispatcher needs (and its log lines name). */
+const DeletionImage = z.object({
+  type: z.literal('DELETION'),
+  tenant: z.string().regex(NAME_PATTERN),
+  deletionId: z.uuid(),
+  round: z.int().min(1),
+  state: z.literal('PENDING'),
+  stream: z.string().optional(),
+  generation: z.int().optional(),
+});
+
+function pendingDeletionOf(record: DynamoDBRecord) {
+  const image = record.dynamodb?.NewImage;
+  if (!image) throw new InvalidMessageError('stream record has no new image');
+  // The stream's images use the SDK's attribute value shape.
+  const result = DeletionImage.safeParse(unmarshall(image as never));
+  if (!result.success) throw new InvalidMessageError(`not a pending deletion: ${result.error}`);
+  const { tenant, deletionId, round } = result.data;
+  return { ref: { tenant, deletionId, round }, keys: keysOf(result.data) };
+}
+
+/**
+ * Dispatcher: each new (or re-opened) deletion on the table's stream is planned and fanned
+ * out. Failures are reported per record, so Lambda retries from the failed one, bisects, and
+ * finally hands the record to the on-failure destination.
+ */
+export const dispatcherHandler =
+  (dispatcher: Pick<Dispatcher, 'dispatch'>, telemetry: Telemetry) =>
+  async (event: DynamoDBStreamEvent, context?: Context) =>
+    telemetry.invocation(context, {}, () =>
+      processPartialResponse(
+        event,
+        async (record: DynamoDBRecord) => {
+          // Logged in the record's scope, so the line names its deletion when it is known.
+          const failed = (error: unknown) => {
+            telemetry.logger.warn('dispatch failed; the record will be retried', {
+              sequenceNumber: record.dynamodb?.SequenceNumber,
+              error: errorText(error),
+            });
+            return error;
+          };
+          let pending: ReturnType<typeof pendingDeletionOf>;
+          try {
+            pending = pendingDeletionOf(record);
+          } catch (error) {
+            throw failed(error);
+          }
+          await telemetry.scope(pending.keys, async () => {
+            try {
+              const outcome = await dispatcher.dispatch(pending.ref);
+              telemetry.logger.info('dispatched', { round: pending.ref.round, outcome });
+            } catch (error) {
+              throw failed(error);
+            }
+          });
+        },
+        // One processor per invocation: it holds the batch's state.
+        new BatchProcessor(EventType.DynamoDBStreams),
+        { throwOnFullBatchFailure: false },
+      ),
+    );
+
+export function createDispatcherHandler(env?: Env, clients?: Clients) {
+  const { telemetry, config, clients: sdk } = boot('dispatcher', env, clients);
+  const { dispatcher } = createPipeline({ config, clients: sdk, events: loggedDeletionEvents });
+  return dispatcherHandler(dispatcher, telemetry);
+}

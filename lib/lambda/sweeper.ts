@@ -1,0 +1,37 @@
+import type { Context } from 'aws-lambda';
+import { keysOf, loggedDeletionEvents, sample, type Telemetry } from '../observability/index.ts';
+import { createPipeline, type Sweeper } from '../pipeline/index.ts';
+import type { Clients } from '../support/index.ts';
+import { boot, type Env } from './boot.ts';
+
+/**
+ * Sweeper: scheduled; resumes stalled deletions. It also reports the age of the oldest open
+ * deletion, measured before the sweep so that a sweeper that keeps failing still reports it.
+ */
+export const sweeperHandler =
+  (sweeper: Pick<Sweeper, 'sweep' | 'oldestOpen'>, telemetry: Telemetry) =>
+  async (_event?: unknown, context?: Context) =>
+    telemetry.invocation(context, {}, async () => {
+      const oldest = await sweeper.oldestOpen();
+      sample('oldestDeletionAge', oldest?.ageSeconds ?? 0);
+      const report = await sweeper.sweep();
+      telemetry.logger.info('swept', {
+        ...report,
+        ...(oldest
+          ? {
+              oldest: {
+                ...keysOf(oldest.deletion),
+                state: oldest.deletion.state,
+                ageSeconds: oldest.ageSeconds,
+              },
+            }
+          : {}),
+      });
+      return report;
+    });
+
+export function createSweeperHandler(env?: Env, clients?: Clients) {
+  const { telemetry, config, clients: sdk } = boot('sweeper', env, clients);
+  const { sweeper } = createPipeline({ config, clients: sdk, events: loggedDeletionEvents });
+  return sweeperHandler(sweeper, telemetry);
+}

@@ -1,0 +1,102 @@
+import {
+  type ChainRecord,
+  chainIdOf,
+  type DeletionRecord,
+  type DeletionRef,
+  isInside,
+  type PageMessage,
+  pageMessage,
+} from '../core/index.ts';
+import { childrenOf, isBucketVersioned } from '../s3/index.ts';
+import { failpoint } from '../support/index.ts';
+import type { Finalizer } from './finalizer.ts';
+import type { Chains, Deletions, ObjectStore, WorkSender } from './ports.ts';
+
+export interface DispatcherOptions {
+  readonly deletions: Deletions<'get' | 'start'>;
+  readonly chains: Chains<'register' | 'list'>;
+  readonly s3: ObjectStore;
+  readonly queue: WorkSender;
+  readonly finalizer: Pick<Finalizer, 'finalize'>;
+  /**
+   * Ask the bucket whether it keeps versions before the first round (one request per
+   * deletion). Off for a bucket known to be unversioned: verification still finds versions
+   * and starts a versioned round if the bucket turns out to keep them. @default true
+   */
+  readonly detectVersioning?: boolean;
+}
+
+export type DispatchOutcome = 'stale' | 'dispatched' | 'empty';
+
+/**
+ * Plans a round of a deletion: one chain of pages per child prefix (so date partitions
+ * delete in parallel), or one chain over the whole location when it has no children.
+ * Idempotent: a repeat registers nothing new and only starts chains that never started.
+ */
+export class Dispatcher {
+  readonly #deletions: DispatcherOptions['deletions'];
+  readonly #chains: DispatcherOptions['chains'];
+  readonly #s3: ObjectStore;
+  readonly #queue: WorkSender;
+  readonly #finalizer: DispatcherOptions['finalizer'];
+  readonly #detectVersioning: boolean;
+
+  constructor(options: DispatcherOptions) {
+    this.#deletions = options.deletions;
+    this.#chains = options.chains;
+    this.#s3 = options.s3;
+    this.#queue = options.queue;
+    this.#finalizer = options.finalizer;
+    this.#detectVersioning = options.detectVersioning ?? true;
+  }
+
+  async dispatch(ref: DeletionRef): Promise<DispatchOutcome> {
+    let deletion = await this.#deletions.get(ref.tenant, ref.deletionId);
+    if (!deletion || deletion.round !== ref.round) return 'stale';
+    if (deletion.state === 'PENDING') {
+      const versioned =
+        deletion.versioned === true ||
+        (this.#detectVersioning && (await isBucketVersioned(this.#s3, deletion.bucket)));
+      await this.#chains.register(deletion, await this.#plan(deletion, versioned), versioned);
+      const registered = await collect(this.#chains.list(deletion));
+      await this.#deletions.start(deletion, registered.length, versioned);
+      deletion = await this.#deletions.get(ref.tenant, ref.deletionId);
+      if (!deletion || deletion.round !== ref.round) return 'stale';
+    }
+    if (deletion.state !== 'RUNNING') return 'stale';
+    if (deletion.chainsTotal === 0) {
+      await this.#finalizer.finalize(deletion);
+      return 'empty';
+    }
+    failpoint('dispatcher.before-enqueue');
+    await this.#queue.send(await this.firstPages(deletion));
+    failpoint('dispatcher.after-enqueue');
+    return 'dispatched';
+  }
+
+  /** The first page of every chain of the round that has not started yet. */
+  async firstPages(deletion: DeletionRef): Promise<PageMessage[]> {
+    const messages: PageMessage[] = [];
+    for await (const chain of this.#chains.list(deletion)) {
+      if (notStarted(chain)) messages.push(pageMessage(chain, 0));
+    }
+    return messages;
+  }
+
+  async #plan(deletion: DeletionRecord, versioned: boolean) {
+    const listed = await childrenOf(this.#s3, deletion, versioned);
+    const children = listed.prefixes.filter((prefix) => isInside(prefix, deletion.prefix));
+    // Keys directly under the location, beside child prefixes, are left to the next round:
+    // the verify step finds them, and that round's listing has no children left to split by.
+    const prefixes = children.length > 0 ? children : listed.direct ? [deletion.prefix] : [];
+    return prefixes.map((prefix) => ({ chainId: chainIdOf(prefix), prefix }));
+  }
+}
+
+const notStarted = (chain: ChainRecord) => chain.lastPage === -1 && !chain.ended;
+
+export async function collect<T>(items: AsyncIterable<T>): Promise<T[]> {
+  const all: T[] = [];
+  for await (const item of items) all.push(item);
+  return all;
+}

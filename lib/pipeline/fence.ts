@@ -1,0 +1,65 @@
+import type { ChainRecord, Clock } from '../core/index.ts';
+import type { Deletions } from './ports.ts';
+
+export interface DeletionFenceOptions {
+  readonly deletions: Deletions<'heartbeat'>;
+  /** Seconds between marks of progress (and looks at the deletion's state). */
+  readonly intervalSeconds: number;
+  readonly clock: Clock;
+  /** Deletions remembered at once. @default 1000 */
+  readonly capacity?: number;
+}
+
+interface Seen {
+  round: number;
+  running: boolean;
+  at: number;
+}
+
+/**
+ * Whether a chain's deletion still runs its round, learned at most once per interval per
+ * process, by the same conditional write that marks progress for the sweeper: a worker reads
+ * only its chain per page, and all the workers of a deletion together mark it about once per
+ * interval. Work for a deletion that left its round is dropped within one interval; it could
+ * only ever touch keys inside the deletion's own location.
+ */
+export class DeletionFence {
+  readonly #deletions: Deletions<'heartbeat'>;
+  readonly #intervalMs: number;
+  readonly #clock: Clock;
+  readonly #capacity: number;
+  readonly #seen = new Map<string, Seen>();
+
+  constructor(options: DeletionFenceOptions) {
+    this.#deletions = options.deletions;
+    this.#intervalMs = options.intervalSeconds * 1000;
+    this.#clock = options.clock;
+    this.#capacity = options.capacity ?? 1000;
+  }
+
+  async isRunning(chain: Pick<ChainRecord, 'tenant' | 'deletionId' | 'round' | 'generation'>) {
+    const now = this.#clock.now().getTime();
+    const seen = this.#seen.get(chain.deletionId);
+    if (seen && seen.round === chain.round && now - seen.at < this.#intervalMs) {
+      return seen.running;
+    }
+    const outcome = await this.#deletions.heartbeat(chain, new Date(now - this.#intervalMs));
+    const current = outcome.status === 'ok' ? outcome.item : outcome.current;
+    const running =
+      current?.state === 'RUNNING' &&
+      current.round === chain.round &&
+      current.generation === chain.generation;
+    this.#remember(chain.deletionId, { round: chain.round, running, at: now });
+    return running;
+  }
+
+  #remember(deletionId: string, seen: Seen) {
+    this.#seen.delete(deletionId);
+    this.#seen.set(deletionId, seen);
+    // Oldest first: a Map iterates in insertion order.
+    for (const key of this.#seen.keys()) {
+      if (this.#seen.size <= this.#capacity) break;
+      this.#seen.delete(key);
+    }
+  }
+}

@@ -1,0 +1,168 @@
+import {
+  type ChainRecord,
+  type Clock,
+  canDeletion,
+  type DeletionRecord,
+  type DeletionRef,
+  type FailureReason,
+  finalizeMessage,
+  secondsBetween,
+} from '../core/index.ts';
+import { whatIsLeft } from '../s3/index.ts';
+import { failpoint } from '../support/index.ts';
+import type {
+  Chains,
+  DeletionEvents,
+  Deletions,
+  ObjectStore,
+  Streams,
+  WorkSender,
+} from './ports.ts';
+
+export interface FinalizerOptions {
+  readonly deletions: Deletions<'get' | 'claimVerification' | 'complete' | 'fail' | 'nextRound'>;
+  readonly chains: Chains<'settle' | 'totals'>;
+  readonly streams: Streams<'find'>;
+  readonly s3: ObjectStore;
+  readonly queue: WorkSender;
+  readonly events: DeletionEvents;
+  /**
+   * The longest an admitted ingest may take to land its object. Verification waits for
+   * ingests still in flight, but never longer than this after the last one was admitted.
+   */
+  readonly ingestGraceSeconds: number;
+  /** Rounds of listing a location afresh before giving up on it ever being empty. */
+  readonly maxRounds?: number;
+  readonly clock: Clock;
+}
+
+/** Seconds between looks at an ingest that was still in flight when a round ended. */
+const RECHECK_SECONDS = 2;
+
+export type FinalizeOutcome =
+  | 'not-ready'
+  | 'delayed'
+  | 'completed'
+  | 'failed'
+  | 'next-round'
+  | 'claimed'
+  | 'fenced';
+
+/** True when every chain of the round has ended and every listed page is counted. */
+export const isReadyToVerify = (deletion: DeletionRecord) =>
+  canDeletion('verify', deletion.state) && deletion.chainsSettled >= deletion.chainsTotal;
+
+/** True when a chain has listed its last page and counted every page it listed. */
+const hasEnded = (chain: ChainRecord) => chain.ended && Object.keys(chain.open ?? {}).length === 0;
+
+/**
+ * Settle, verify, finish: a deletion is COMPLETED only when a listing of its whole location
+ * comes back empty. Leftovers (keys beside the child prefixes, late writes) start another
+ * round; keys that could not be deleted end it as FAILED. Every end of a deletion goes
+ * through here, so it is reported once.
+ */
+export class Finalizer {
+  readonly #deletions: FinalizerOptions['deletions'];
+  readonly #chains: FinalizerOptions['chains'];
+  readonly #streams: FinalizerOptions['streams'];
+  readonly #s3: ObjectStore;
+  readonly #queue: WorkSender;
+  readonly #events: DeletionEvents;
+  readonly #graceMs: number;
+  readonly #maxRounds: number;
+  readonly #clock: Clock;
+
+  constructor(options: FinalizerOptions) {
+    this.#deletions = options.deletions;
+    this.#chains = options.chains;
+    this.#streams = options.streams;
+    this.#s3 = options.s3;
+    this.#queue = options.queue;
+    this.#events = options.events;
+    this.#graceMs = options.ingestGraceSeconds * 1000;
+    this.#maxRounds = options.maxRounds ?? 5;
+    this.#clock = options.clock;
+  }
+
+  /**
+   * A chain that has ended with no page open counts towards its round, once; if it was the
+   * last of the round, the round is verified.
+   */
+  async settle(chain: ChainRecord): Promise<FinalizeOutcome> {
+    if (!hasEnded(chain)) return 'not-ready';
+    if (!chain.settled && (await this.#chains.settle(chain)).status === 'fenced') return 'fenced';
+    return this.finalizeIfReady(chain);
+  }
+
+  /**
+   * Re-reads the deletion and, if its round is done, finalizes it unless another worker has
+   * claimed that already (the last chains of a round often settle together).
+   */
+  async finalizeIfReady(ref: DeletionRef): Promise<FinalizeOutcome> {
+    const current = await this.#deletions.get(ref.tenant, ref.deletionId);
+    if (!current || current.round !== ref.round) return 'fenced';
+    if (!isReadyToVerify(current)) return 'not-ready';
+    if ((await this.#deletions.claimVerification(current)).status !== 'ok') return 'claimed';
+    return this.finalize(current);
+  }
+
+  async finalize(deletion: DeletionRecord): Promise<FinalizeOutcome> {
+    if (!isReadyToVerify(deletion)) return 'not-ready';
+    const waitMs = await this.#ingestWait(deletion);
+    if (waitMs > 0) {
+      // Look again soon: the ingest usually lands long before the grace runs out.
+      const delaySeconds = Math.min(waitMs / 1000, RECHECK_SECONDS);
+      await this.#queue.send([finalizeMessage(deletion)], delaySeconds);
+      return 'delayed';
+    }
+    failpoint('finalize.before-verify');
+    // Through versions: a versioned bucket keeps data that a listing of objects cannot see.
+    const left = await whatIsLeft(this.#s3, deletion.bucket, deletion.prefix);
+    const final = { ...deletion, ...(await this.#chains.totals(deletion)) };
+    if (left.empty) {
+      failpoint('finalize.after-verify');
+      if ((await this.#deletions.complete(final)).status !== 'ok') return 'fenced';
+      this.#ended({ ...final, state: 'COMPLETED' });
+      return 'completed';
+    }
+    if (final.failedObjects > 0) return this.#fail(final);
+    if (left.versioned && !deletion.versioned) {
+      // The bucket keeps versions after all: go again, version by version.
+      const outcome = await this.#deletions.nextRound(deletion, true);
+      return outcome.status === 'ok' ? 'next-round' : 'fenced';
+    }
+    if (deletion.round >= this.#maxRounds) {
+      return this.#fail(final, {
+        code: 'LocationNotEmpty',
+        message: `objects kept appearing under the location after ${deletion.round} rounds, e.g. ${left.key}`,
+      });
+    }
+    return (await this.#deletions.nextRound(deletion)).status === 'ok' ? 'next-round' : 'fenced';
+  }
+
+  /** Ends a deletion as FAILED with its totals so far (the sweeper's stalled deletions too). */
+  async fail(deletion: DeletionRecord, reason?: FailureReason): Promise<FinalizeOutcome> {
+    return this.#fail({ ...deletion, ...(await this.#chains.totals(deletion)) }, reason);
+  }
+
+  async #fail(final: DeletionRecord, reason?: FailureReason): Promise<FinalizeOutcome> {
+    if ((await this.#deletions.fail(final, reason)).status !== 'ok') return 'fenced';
+    this.#ended({ ...final, state: 'FAILED' }, reason);
+    return 'failed';
+  }
+
+  #ended(deletion: DeletionRecord, reason?: FailureReason) {
+    this.#events.ended(deletion, secondsBetween(deletion.requestedAt, this.#clock.now()), reason);
+  }
+
+  /** Milliseconds until no ingest admitted before the tombstone can still be writing. */
+  async #ingestWait(deletion: DeletionRecord): Promise<number> {
+    const stream = await this.#streams.find(deletion.tenant, deletion.stream);
+    if (stream?.deletionId !== deletion.deletionId || !stream.inflightIngests) return 0;
+    return (
+      Date.parse(stream.lastIngestAt ?? deletion.requestedAt) +
+      this.#graceMs -
+      this.#clock.now().getTime()
+    );
+  }
+}

@@ -1,0 +1,8 @@
+// lib/pipeline: the deletion's steps. Dispatcher, page worker, finalizer, sweeper, and their wiring.
+export { collect, Dispatcher, type DispatchOutcome } from './dispatcher.ts';
+export { DeletionFence } from './fence.ts';
+export { type FinalizeOutcome, Finalizer, isReadyToVerify } from './finalizer.ts';
+export { PageWorker, type WorkOutcome } from './page-worker.ts';
+export { type DeletionEvents, unobserved } from './ports.ts';
+export { Sweeper, type SweepReport } from './sweeper.ts';
+export { createPipeline, type Pipeline, type PipelineOptions } from './wiring.ts';

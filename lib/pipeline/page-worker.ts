@@ -1,0 +1,208 @@
+import {
+  type ChainRecord,
+  type Cursor,
+  isInside,
+  type ListedObject,
+  type PageMessage,
+  type PageRecord,
+  pageMessage,
+  type WorkMessage,
+} from '../core/index.ts';
+import { firstPage, type ListingPage } from '../s3/index.ts';
+import { failpoint } from '../support/index.ts';
+import type { DeletionFence } from './fence.ts';
+import type { Finalizer } from './finalizer.ts';
+import type { Chains, Deleter, Deletions, ObjectStore, WorkSender } from './ports.ts';
+
+export interface PageWorkerOptions {
+  readonly chains: Chains<'get' | 'recordListing' | 'completePage'>;
+  readonly deletions: Deletions<'get' | 'recordFailures'>;
+  readonly fence: Pick<DeletionFence, 'isRunning'>;
+  readonly s3: ObjectStore;
+  readonly deleter: Deleter;
+  readonly queue: WorkSender;
+  readonly finalizer: Pick<Finalizer, 'finalize' | 'settle'>;
+  /** Entries listed and deleted per message, at most 1,000. @default 1000 */
+  readonly pageSize?: number;
+}
+
+/** What a message came to; `stream` names the deletion's stream once its records were read. */
+export type WorkOutcome = { stream?: string } & (
+  | { outcome: 'stale' | 'duplicate' | 'chain-ended' }
+  | { outcome: 'deleted'; objects: number; bytes: number; failures: number; retriedKeys: number }
+  | { outcome: 'finalize'; result: string }
+);
+
+/**
+ * One message, one page: list up to 1,000 entries after the chain's cursor, record the
+ * listing, hand the next page to the queue, delete the page with one DeleteObjects, then count
+ * it. Every step is idempotent, so a redelivered, duplicated or reordered message is harmless.
+ */
+export class PageWorker {
+  readonly #chains: PageWorkerOptions['chains'];
+  readonly #deletions: PageWorkerOptions['deletions'];
+  readonly #fence: PageWorkerOptions['fence'];
+  readonly #s3: ObjectStore;
+  readonly #deleter: Deleter;
+  readonly #queue: WorkSender;
+  readonly #finalizer: PageWorkerOptions['finalizer'];
+  readonly #pageSize: number;
+
+  constructor(options: PageWorkerOptions) {
+    this.#chains = options.chains;
+    this.#deletions = options.deletions;
+    this.#fence = options.fence;
+    this.#s3 = options.s3;
+    this.#deleter = options.deleter;
+    this.#queue = options.queue;
+    this.#finalizer = options.finalizer;
+    this.#pageSize = options.pageSize ?? 1000;
+  }
+
+  async handle(message: WorkMessage): Promise<WorkOutcome> {
+    if (message.type === 'finalize') {
+      const deletion = await this.#deletions.get(message.tenant, message.deletionId);
+      const current =
+        deletion?.state === 'RUNNING' &&
+        deletion.generation === message.generation &&
+        deletion.round === message.round;
+      if (!deletion || !current) return { outcome: 'stale' };
+      const result = await this.#finalizer.finalize(deletion);
+      return { outcome: 'finalize', result, stream: deletion.stream };
+    }
+    return this.#page(message);
+  }
+
+  async #page(message: PageMessage): Promise<WorkOutcome> {
+    // The chain carries its deletion's fence: the page reads one item.
+    const chain = await this.#chains.get(message, message.chainId);
+    if (!chain || chain.generation !== message.generation) return { outcome: 'stale' };
+    const outcome = await this.#pageOf(chain, message);
+    return { ...outcome, stream: chain.stream };
+  }
+
+  async #pageOf(chain: ChainRecord, message: PageMessage): Promise<WorkOutcome> {
+    if (!(await this.#fence.isRunning(chain))) return { outcome: 'stale' };
+    assertInside(chain.prefix, chain.location);
+    if (chain.lastPage >= message.page) return this.#resume(chain, message.page);
+    if (chain.lastPage !== message.page - 1 || chain.ended) return { outcome: 'stale' };
+
+    const listing = await this.#list(chain, chain.cursor);
+    for (const object of listing.objects) assertInside(object.key, chain.location);
+    failpoint('worker.after-list');
+    const page = pageOf(message.page, chain.cursor, listing.objects);
+    const listed = await this.#chains.recordListing(chain, message.page, page, listing.next);
+    if (listed.status !== 'ok') {
+      const current = listed.current ?? (await this.#chains.get(message, message.chainId));
+      return current ? this.#resume(current, message.page) : { outcome: 'stale' };
+    }
+    failpoint('worker.before-next-page');
+    // Pipelining: the next page is listed by another worker while this one deletes.
+    if (listing.next) await this.#sendPage(chain, message.page + 1);
+    if (!page) {
+      await this.#finalizer.settle(listed.item);
+      return { outcome: 'chain-ended' };
+    }
+    return this.#deleteAndCount(listed.item, page, listing.objects);
+  }
+
+  /** Finishes a page that was listed before (a redelivery after a crash, or a duplicate). */
+  async #resume(chain: ChainRecord, pageNumber: number): Promise<WorkOutcome> {
+    const page = chain.open?.[String(pageNumber)];
+    if (!page) {
+      // Counted already; if the run that counted it died before settling, settle now.
+      await this.#finalizer.settle(chain);
+      return { outcome: 'duplicate' };
+    }
+    // The run that listed it may have died before handing on the next page.
+    if (chain.lastPage === pageNumber && !chain.ended) {
+      await this.#sendPage(chain, pageNumber + 1);
+    }
+    const listing = await this.#list(chain, page.after);
+    // Only what is left of this page's own range: entries deleted before the crash are gone.
+    const remaining = listing.objects.filter((object) => isInPage(object, page));
+    for (const object of remaining) assertInside(object.key, chain.location);
+    return this.#deleteAndCount(chain, page, remaining);
+  }
+
+  async #list(chain: ChainRecord, after: Cursor | undefined): Promise<ListingPage> {
+    return firstPage(
+      { client: this.#s3, pageSize: this.#pageSize },
+      { Bucket: chain.bucket, Prefix: chain.prefix, After: after },
+      chain.versioned,
+    );
+  }
+
+  async #deleteAndCount(
+    chain: ChainRecord,
+    page: PageRecord,
+    objects: ListedObject[],
+  ): Promise<WorkOutcome> {
+    const result = await this.#deleter.deletePage(chain.bucket, objects);
+    failpoint('worker.after-delete');
+    if (result.failures.length > 0) await this.#deletions.recordFailures(chain, result.failures);
+    // Counted from the listing that opened the page, so a resumed page counts entries that an
+    // earlier attempt deleted, and a duplicate counts nothing.
+    const counted = {
+      objects: page.count - result.failedObjects,
+      bytes: page.bytes - result.failedBytes,
+      failed: result.failures.length,
+    };
+    const completed = await this.#chains.completePage(chain, page, counted);
+    if (completed.status !== 'ok') return { outcome: 'duplicate' };
+    await this.#finalizer.settle(completed.item);
+    return {
+      outcome: 'deleted',
+      objects: counted.objects,
+      bytes: counted.bytes,
+      failures: counted.failed,
+      retriedKeys: result.retriedKeys,
+    };
+  }
+
+  async #sendPage(chain: ChainRecord, page: number) {
+    await this.#queue.send([pageMessage(chain, page)]);
+  }
+}
+
+/** The record of a listed page: its range and what it holds (delete markers are not objects). */
+function pageOf(
+  number: number,
+  after: Cursor | undefined,
+  objects: ListedObject[],
+): PageRecord | undefined {
+  const last = objects.at(-1);
+  if (!last) return undefined;
+  const counted = objects.filter((object) => !object.marker);
+  const versioned = last.versionId !== undefined;
+  return {
+    page: number,
+    ...(after ? { after } : {}),
+    lastKey: last.key,
+    ...(versioned
+      ? {
+          lastKeyVersions: objects
+            .filter((object) => object.key === last.key)
+            .map((object) => object.versionId ?? 'null'),
+        }
+      : {}),
+    count: counted.length,
+    bytes: counted.reduce((sum, object) => sum + object.size, 0),
+  };
+}
+
+/** True when a listed entry lies in a page's range (for its last key: one of its versions). */
+function isInPage(object: ListedObject, page: PageRecord) {
+  if (object.key < page.lastKey) return true;
+  if (object.key > page.lastKey) return false;
+  return (
+    page.lastKeyVersions === undefined || page.lastKeyVersions.includes(object.versionId ?? 'null')
+  );
+}
+
+/** Nothing outside the deletion's own location is ever deleted, whatever a record says. */
+function assertInside(key: string, location: string) {
+  if (key !== location && !isInside(key, location)) {
+    throw new Error(`refusing to touch ${key}: outside the deletion's location ${location}`);
+  }
+}

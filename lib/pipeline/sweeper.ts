@@ -1,0 +1,120 @@
+import {
+  type Clock,
+  type DeletionRecord,
+  type PageMessage,
+  pageMessage,
+  secondsBetween,
+} from '../core/index.ts';
+import { failpoint } from '../support/index.ts';
+import type { Dispatcher } from './dispatcher.ts';
+import { type Finalizer, isReadyToVerify } from './finalizer.ts';
+import type { Chains, DeletionEvents, Deletions, WorkSender } from './ports.ts';
+
+export interface SweeperOptions {
+  readonly deletions: Deletions<'stale' | 'claimStale'>;
+  readonly chains: Chains<'list'>;
+  readonly queue: WorkSender;
+  readonly dispatcher: Pick<Dispatcher, 'dispatch'>;
+  readonly finalizer: Pick<Finalizer, 'finalize' | 'settle' | 'fail'>;
+  readonly events: DeletionEvents;
+  /** Seconds without progress after which an open deletion is resumed. */
+  readonly staleAfterSeconds: number;
+  /** Attempts (the first run included) before a stalled deletion is marked FAILED. */
+  readonly maxAttempts: number;
+  readonly clock: Clock;
+}
+
+export interface SweepReport {
+  stale: number;
+  resumed: number;
+  failed: number;
+  messages: number;
+}
+
+/**
+ * Finds open deletions that stopped making progress and resumes them from their records:
+ * the pages that were listed but not counted, and the next page of every unfinished chain.
+ * Each resume is claimed with a condition, so it is safe to run sweepers side by side.
+ */
+export class Sweeper {
+  readonly #deletions: SweeperOptions['deletions'];
+  readonly #chains: SweeperOptions['chains'];
+  readonly #queue: WorkSender;
+  readonly #dispatcher: SweeperOptions['dispatcher'];
+  readonly #finalizer: SweeperOptions['finalizer'];
+  readonly #events: DeletionEvents;
+  readonly #staleAfterMs: number;
+  readonly #maxAttempts: number;
+  readonly #clock: Clock;
+
+  constructor(options: SweeperOptions) {
+    this.#deletions = options.deletions;
+    this.#chains = options.chains;
+    this.#queue = options.queue;
+    this.#dispatcher = options.dispatcher;
+    this.#finalizer = options.finalizer;
+    this.#events = options.events;
+    this.#staleAfterMs = options.staleAfterSeconds * 1000;
+    this.#maxAttempts = options.maxAttempts;
+    this.#clock = options.clock;
+  }
+
+  async sweep(): Promise<SweepReport> {
+    const report: SweepReport = { stale: 0, resumed: 0, failed: 0, messages: 0 };
+    const cutoff = new Date(this.#clock.now().getTime() - this.#staleAfterMs);
+    for await (const seen of this.#deletions.stale(cutoff)) {
+      report.stale++;
+      const claim = await this.#deletions.claimStale(seen);
+      if (claim.status !== 'ok') continue;
+      const claimed = claim.item;
+      failpoint('sweeper.after-claim');
+      if (claimed.attempts > this.#maxAttempts) {
+        const reason = {
+          code: 'Stalled',
+          message: `no progress after ${this.#maxAttempts} attempts; retry it once the cause is fixed`,
+        };
+        if ((await this.#finalizer.fail(claimed, reason)) === 'failed') report.failed++;
+        continue;
+      }
+      this.#events.resumed(claimed, seen.updatedAt);
+      report.messages += await this.#resume(claimed);
+      report.resumed++;
+    }
+    return report;
+  }
+
+  /** The open deletion requested longest ago, with its age in seconds. */
+  async oldestOpen(): Promise<{ deletion: DeletionRecord; ageSeconds: number } | undefined> {
+    const now = this.#clock.now();
+    // Every open deletion is in the sweep index; its sort key (last progress) is never ahead of
+    // now by more than clock skew, so a cutoff a day ahead reads them all.
+    let oldest: DeletionRecord | undefined;
+    for await (const deletion of this.#deletions.stale(new Date(now.getTime() + 86_400_000))) {
+      if (!oldest || deletion.requestedAt < oldest.requestedAt) oldest = deletion;
+    }
+    return oldest && { deletion: oldest, ageSeconds: secondsBetween(oldest.requestedAt, now) };
+  }
+
+  /** The claim's own stream record re-dispatches a PENDING deletion too; both are idempotent. */
+  async #resume(deletion: DeletionRecord): Promise<number> {
+    if (deletion.state === 'PENDING') {
+      await this.#dispatcher.dispatch(deletion);
+      return 0;
+    }
+    if (isReadyToVerify(deletion)) {
+      await this.#finalizer.finalize(deletion);
+      return 0;
+    }
+    // From the chains' own records: their open pages, the next page of each unfinished chain,
+    // and chains that ended with nothing open but were never counted (a crash in between).
+    const messages: PageMessage[] = [];
+    for await (const chain of this.#chains.list(deletion)) {
+      const open = Object.values(chain.open ?? {});
+      messages.push(...open.map((page) => pageMessage(chain, page.page)));
+      if (!chain.ended) messages.push(pageMessage(chain, chain.lastPage + 1));
+      else if (open.length === 0 && !chain.settled) await this.#finalizer.settle(chain);
+    }
+    await this.#queue.send(messages);
+    return messages.length;
+  }
+}

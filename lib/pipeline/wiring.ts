@@ -1,0 +1,98 @@
+import { type Clock, systemClock } from '../core/index.ts';
+import { WorkQueue } from '../queue/index.ts';
+import { EventWriter, PageDeleter } from '../s3/index.ts';
+import { ChainStore, DeletionStore, documentClient, StreamStore, Table } from '../store/index.ts';
+import type { Clients, LetheConfig } from '../support/index.ts';
+import { Dispatcher } from './dispatcher.ts';
+import { DeletionFence } from './fence.ts';
+import { Finalizer } from './finalizer.ts';
+import { PageWorker } from './page-worker.ts';
+import { type DeletionEvents, unobserved } from './ports.ts';
+import { Sweeper } from './sweeper.ts';
+
+export interface PipelineOptions {
+  readonly config: LetheConfig;
+  readonly clients: Clients;
+  readonly clock?: Clock;
+  /** Who hears of deletions ending and resuming. @default nobody */
+  readonly events?: DeletionEvents;
+}
+
+/** Wires the stores and the pipeline's steps together once; each function uses its part. */
+export function createPipeline({
+  config,
+  clients,
+  clock = systemClock,
+  events = unobserved,
+}: PipelineOptions) {
+  const table = new Table(documentClient(clients.dynamodb), config.tableName);
+  const streams = new StreamStore({
+    table,
+    bucket: config.bucket,
+    root: config.dataRoot,
+    retryAfterSeconds: config.retryAfterSeconds,
+    clock,
+  });
+  const deletions = new DeletionStore({
+    table,
+    streams,
+    receiptRetentionDays: config.receiptRetentionDays,
+    clock,
+  });
+  const chains = new ChainStore({ table, deletions });
+  const queue = new WorkQueue({ client: clients.sqs, queueUrl: config.queueUrl });
+  const finalizer = new Finalizer({
+    deletions,
+    chains,
+    streams,
+    s3: clients.s3,
+    queue,
+    events,
+    ingestGraceSeconds: config.ingestGraceSeconds,
+    maxRounds: config.maxRounds,
+    clock,
+  });
+  const dispatcher = new Dispatcher({
+    deletions,
+    chains,
+    s3: clients.s3,
+    queue,
+    finalizer,
+    detectVersioning: config.bucketVersioning === 'auto',
+  });
+  const worker = new PageWorker({
+    chains,
+    deletions,
+    // Well inside the sweeper's threshold, so a deletion that moves is never taken for stalled.
+    fence: new DeletionFence({
+      deletions,
+      intervalSeconds: Math.max(1, Math.floor(config.staleAfterSeconds / 3)),
+      clock,
+    }),
+    s3: clients.s3,
+    deleter: new PageDeleter({ client: clients.s3 }),
+    queue,
+    finalizer,
+    pageSize: config.pageSize,
+  });
+  const sweeper = new Sweeper({
+    deletions,
+    chains,
+    queue,
+    dispatcher,
+    finalizer,
+    events,
+    staleAfterSeconds: config.staleAfterSeconds,
+    maxAttempts: config.maxAttempts,
+    clock,
+  });
+  const writer = new EventWriter({
+    client: clients.s3,
+    // An admitted write is abandoned well inside the grace a deletion allows it.
+    timeoutMs: Math.max(1_000, config.ingestGraceSeconds * 700),
+    clock,
+  });
+  return { streams, deletions, chains, queue, finalizer, dispatcher, worker, sweeper, writer };
+}
+
+export type Pipeline = ReturnType<typeof createPipeline>;

@@ -1,0 +1,2 @@
+// lib/queue: the SQS adapter. The work queue: batches of ten, partial failures sent again.
+export { WorkQueue, type WorkQueueOptions } from './work-queue.ts';

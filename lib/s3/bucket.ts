@@ -1,0 +1,42 @@
+import {
+  GetBucketVersioningCommand,
+  ListObjectVersionsCommand,
+  type S3Client,
+} from '@aws-sdk/client-s3';
+
+/** What is left of a location. */
+export type Leftovers =
+  | { empty: true }
+  | {
+      empty: false;
+      /** A key that is left, for a reason in the receipt. */
+      key: string;
+      /** Versions or delete markers are left: the bucket keeps versions. */
+      versioned: boolean;
+    };
+
+/**
+ * What is left under a prefix, seen through versions: nothing at all, only the current objects
+ * of an unversioned bucket, or versions and delete markers (the bucket keeps versions).
+ */
+export async function whatIsLeft(
+  client: S3Client,
+  bucket: string,
+  prefix: string,
+): Promise<Leftovers> {
+  const response = await client.send(
+    new ListObjectVersionsCommand({ Bucket: bucket, Prefix: prefix, MaxKeys: 1 }),
+  );
+  const version = response.Versions?.[0];
+  const marker = response.DeleteMarkers?.[0];
+  const key = version?.Key ?? marker?.Key;
+  if (key === undefined) return { empty: true };
+  const versioned = marker !== undefined || (version?.VersionId ?? 'null') !== 'null';
+  return { empty: false, key, versioned };
+}
+
+/** True when the bucket keeps versions (Enabled), or kept them once (Suspended). */
+export async function isBucketVersioned(client: S3Client, bucket: string): Promise<boolean> {
+  const { Status } = await client.send(new GetBucketVersioningCommand({ Bucket: bucket }));
+  return Status === 'Enabled' || Status === 'Suspended';
+}

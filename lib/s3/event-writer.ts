@@ -1,0 +1,42 @@
+import { randomUUID } from 'node:crypto';
+import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { type Clock, type StreamRecord, systemClock } from '../core/index.ts';
+
+export interface EventWriterOptions {
+  readonly client: S3Client;
+  /** Milliseconds an object write may take before it is abandoned (keep it under the grace). */
+  readonly timeoutMs?: number;
+  readonly clock?: Clock;
+  readonly newId?: () => string;
+}
+
+/** Writes one batch of events as one object under the stream's location, by date. */
+export class EventWriter {
+  readonly #client: S3Client;
+  readonly #timeoutMs: number;
+  readonly #clock: Clock;
+  readonly #newId: () => string;
+
+  constructor(options: EventWriterOptions) {
+    this.#client = options.client;
+    this.#timeoutMs = options.timeoutMs ?? 10_000;
+    this.#clock = options.clock ?? systemClock;
+    this.#newId = options.newId ?? randomUUID;
+  }
+
+  async write(stream: StreamRecord, events: unknown[]): Promise<string> {
+    const now = this.#clock.now();
+    const stamp = now.toISOString().replace(/[-:.]/g, '');
+    const key = `${stream.prefix}dt=${now.toISOString().slice(0, 10)}/${stamp}-${this.#newId()}.json`;
+    await this.#client.send(
+      new PutObjectCommand({
+        Bucket: stream.bucket,
+        Key: key,
+        Body: JSON.stringify(events),
+        ContentType: 'application/json',
+      }),
+      { abortSignal: AbortSignal.timeout(this.#timeoutMs) },
+    );
+    return key;
+  }
+}

@@ -1,0 +1,13 @@
+// lib/s3: the S3 adapter. Listing (plain and versioned, one page shape), page deletion, what is left, event writing.
+export { isBucketVersioned, type Leftovers, whatIsLeft } from './bucket.ts';
+export { EventWriter, type EventWriterOptions } from './event-writer.ts';
+export {
+  childrenOf,
+  firstPage,
+  type ListingPage,
+  type PagerConfiguration,
+  type PagerInput,
+  paginatePages,
+  paginateVersionPages,
+} from './listing.ts';
+export { isTransientCode, PageDeleter, type PageResult } from './page-deleter.ts';

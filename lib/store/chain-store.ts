@@ -1,0 +1,197 @@
+import {
+  type ChainRecord,
+  type Cursor,
+  type DeletionRecord,
+  type DeletionRef,
+  type DeletionTotals,
+  duplicate,
+  fenced,
+  type Outcome,
+  ok,
+  type PageRecord,
+} from '../core/index.ts';
+import { isAbsent } from './conditions.ts';
+import type { DeletionStore } from './deletion-store.ts';
+import { keys } from './layout.ts';
+import type { Table } from './table.ts';
+
+export interface ChainStoreOptions {
+  readonly table: Table;
+  /** The deletion item's owner, for its part in settling a chain. */
+  readonly deletions: Pick<DeletionStore, 'settled'>;
+}
+
+/** What a page's deletion counted, added to its chain when the page closes. */
+export interface PageCounts {
+  objects: number;
+  bytes: number;
+  failed: number;
+}
+
+/** A chain whose listing has reached its end, with no page open. */
+const chainHasEnded = { expression: 'ended = :true AND settled = :false' };
+
+/**
+ * The chain item: a chain's cursor, open pages and counts, and its deletion's fence. Every
+ * page of a chain is two single-item conditional writes here (list, then count); a chain
+ * settles once, in the only transaction of the page path.
+ */
+export class ChainStore {
+  readonly #table: Table;
+  readonly #deletions: ChainStoreOptions['deletions'];
+
+  constructor(options: ChainStoreOptions) {
+    this.#table = options.table;
+    this.#deletions = options.deletions;
+  }
+
+  /** Creates the chains of a round; chains that already exist keep their progress. */
+  async register(
+    deletion: DeletionRecord,
+    chains: Array<{ chainId: string; prefix: string }>,
+    versioned: boolean,
+  ): Promise<void> {
+    const put = async ({ chainId, prefix }: { chainId: string; prefix: string }) => {
+      const chain: ChainRecord = {
+        tenant: deletion.tenant,
+        deletionId: deletion.deletionId,
+        round: deletion.round,
+        stream: deletion.stream,
+        generation: deletion.generation,
+        bucket: deletion.bucket,
+        location: deletion.prefix,
+        chainId,
+        prefix,
+        versioned,
+        lastPage: -1,
+        ended: false,
+        open: {},
+        objectsDeleted: 0,
+        bytesDeleted: 0,
+        failedObjects: 0,
+        pagesDone: 0,
+        settled: false,
+      };
+      await this.#table.put(
+        keys.chain(deletion.deletionId, deletion.round, chainId),
+        chain,
+        isAbsent,
+      );
+    };
+    for (let start = 0; start < chains.length; start += 16) {
+      await Promise.all(chains.slice(start, start + 16).map(put));
+    }
+  }
+
+  async get(ref: DeletionRef, chainId: string): Promise<ChainRecord | undefined> {
+    return this.#table.read<ChainRecord>(keys.chain(ref.deletionId, ref.round, chainId));
+  }
+
+  /** The chains of the deletion's current round. */
+  list(ref: DeletionRef): AsyncGenerator<ChainRecord> {
+    const scope = keys.chainsOf(ref.deletionId, ref.round);
+    return this.#table.query<ChainRecord>({
+      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+      ExpressionAttributeValues: { ':pk': scope.pk, ':prefix': scope.skPrefix },
+      ConsistentRead: true,
+    });
+  }
+
+  /**
+   * Records that page `pageNumber` was listed (or, without a page, that the chain listed
+   * empty): the cursor moves to `next` and the page joins the open pages. One conditional
+   * write on the chain, so only one listing of a page number can win.
+   */
+  async recordListing(
+    chain: ChainRecord,
+    pageNumber: number,
+    page: PageRecord | undefined,
+    next: Cursor | undefined,
+  ): Promise<Outcome<ChainRecord>> {
+    const sets = ['lastPage = :page', 'ended = :ended'];
+    if (next) sets.push('#cursor = :cursor');
+    if (page) sets.push('#open.#page = :record');
+    const written = await this.#table.update<ChainRecord>(this.#key(chain), {
+      update: `SET ${sets.join(', ')}`,
+      names: {
+        ...(next ? { '#cursor': 'cursor' } : {}),
+        ...(page ? { '#open': 'open', '#page': String(pageNumber) } : {}),
+      },
+      values: {
+        ':page': pageNumber,
+        ':ended': next === undefined,
+        ...(next ? { ':cursor': next } : {}),
+        ...(page ? { ':record': page } : {}),
+      },
+      condition: {
+        expression: 'lastPage = :previous AND ended = :false',
+        values: { ':previous': pageNumber - 1, ':false': false },
+      },
+    });
+    return written.ok ? ok(written.item) : duplicate(written.old);
+  }
+
+  /**
+   * Counts an open page's deletion on its chain and closes it, exactly once: one conditional
+   * write on the chain item (no transaction, nothing shared between chains).
+   */
+  async completePage(
+    chain: ChainRecord,
+    page: PageRecord,
+    counts: PageCounts,
+  ): Promise<Outcome<ChainRecord>> {
+    const written = await this.#table.update<ChainRecord>(this.#key(chain), {
+      update: [
+        'REMOVE #open.#page',
+        'ADD objectsDeleted :objects, bytesDeleted :bytes, failedObjects :failed, pagesDone :one',
+      ].join(' '),
+      names: { '#open': 'open', '#page': String(page.page) },
+      values: {
+        ':objects': counts.objects,
+        ':bytes': counts.bytes,
+        ':failed': counts.failed,
+        ':one': 1,
+      },
+      condition: { expression: 'attribute_exists(#open.#page)' },
+    });
+    return written.ok ? ok(written.item) : duplicate(written.old);
+  }
+
+  /**
+   * Counts a chain that has ended with no page open towards its round, once: `duplicate` if
+   * it was counted already, `fenced` if its deletion is no longer running that round.
+   */
+  async settle(chain: ChainRecord): Promise<Outcome> {
+    const result = await this.#table.transact([
+      this.#table.updateItem(this.#key(chain), {
+        update: 'SET settled = :true',
+        values: { ':true': true, ':false': false },
+        condition: chainHasEnded,
+      }),
+      this.#deletions.settled(chain),
+    ]);
+    if (result.ok) return ok(undefined);
+    return result.failedIndex === 0 ? duplicate() : fenced();
+  }
+
+  /** What a deletion deleted so far: every chain of every round, read at once. */
+  async totals(deletion: Pick<DeletionRecord, 'deletionId' | 'round'>): Promise<DeletionTotals> {
+    const totals = { objectsDeleted: 0, bytesDeleted: 0, failedObjects: 0 };
+    const scope = keys.chainsOf(deletion.deletionId);
+    for await (const chain of this.#table.query<ChainRecord>({
+      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :chains)',
+      ExpressionAttributeValues: { ':pk': scope.pk, ':chains': scope.skPrefix },
+      ConsistentRead: true,
+    })) {
+      totals.objectsDeleted += chain.objectsDeleted ?? 0;
+      totals.bytesDeleted += chain.bytesDeleted ?? 0;
+      // Failures of earlier rounds were tried again; only the current round's stand.
+      if (chain.round === deletion.round) totals.failedObjects += chain.failedObjects ?? 0;
+    }
+    return totals;
+  }
+
+  #key(chain: Pick<ChainRecord, 'deletionId' | 'round' | 'chainId'>) {
+    return keys.chain(chain.deletionId, chain.round, chain.chainId);
+  }
+}

@@ -1,0 +1,54 @@
+/**
+ * The table's layout: one table, items keyed by `pk`/`sk`, and a sparse index of open
+ * deletions. Only the stores (and the stack, which declares the index) read this file.
+ */
+
+/** Name of the sparse index of open deletions, keyed by their last progress. */
+export const SWEEP_INDEX = 'sweep';
+
+/** Partition of the sweep index: only open deletions carry `sweepPk`. */
+export const OPEN_DELETIONS = 'OPEN';
+
+/** The attribute DynamoDB's TTL reads (epoch seconds). */
+export const TTL_ATTRIBUTE = 'expiresAt';
+
+export interface ItemKey {
+  pk: string;
+  sk: string;
+}
+
+export const keys = {
+  stream: (tenant: string, stream: string): ItemKey => ({
+    pk: `TENANT#${tenant}`,
+    sk: `STREAM#${stream}`,
+  }),
+  streamsOf: (tenant: string) => ({ pk: `TENANT#${tenant}`, skPrefix: 'STREAM#' }),
+  deletion: (tenant: string, deletionId: string): ItemKey => ({
+    pk: `TENANT#${tenant}`,
+    sk: `DELETION#${deletionId}`,
+  }),
+  chain: (deletionId: string, round: number, chainId: string): ItemKey => ({
+    pk: `DELETION#${deletionId}`,
+    sk: `CHAIN#${round}#${chainId}`,
+  }),
+  /** Every chain of every round when `round` is absent. */
+  chainsOf: (deletionId: string, round?: number) => ({
+    pk: `DELETION#${deletionId}`,
+    skPrefix: round === undefined ? 'CHAIN#' : `CHAIN#${round}#`,
+  }),
+  failure: (deletionId: string, round: number, key: string): ItemKey => ({
+    pk: `DELETION#${deletionId}`,
+    sk: `FAILURE#${round}#${key}`,
+  }),
+  failuresOf: (deletionId: string, round: number) => ({
+    pk: `DELETION#${deletionId}`,
+    skPrefix: `FAILURE#${round}#`,
+  }),
+};
+
+/** Strips the table's own attributes from an item read back, leaving the domain record. */
+export function recordOf<T>(item: Record<string, unknown> | undefined): T | undefined {
+  if (!item) return undefined;
+  const { pk: _pk, sk: _sk, sweepPk: _sweepPk, sweepSk: _sweepSk, ...record } = item;
+  return record as T;
+}

@@ -1,0 +1,200 @@
+import {
+  BadRequestError,
+  type Clock,
+  StreamDeletingError,
+  StreamNotFoundError,
+  type StreamRecord,
+  streamPrefix,
+  systemClock,
+} from '../core/index.ts';
+import { RETRY, retry } from '../support/index.ts';
+import { all, atGeneration, type Condition, equals, isAbsent, streamMay } from './conditions.ts';
+import { keys } from './layout.ts';
+import type { Table, TransactItem } from './table.ts';
+
+export interface StreamStoreOptions {
+  readonly table: Table;
+  readonly bucket: string;
+  /** First path segment of every stream location. */
+  readonly root: string;
+  /** Seconds a client is told to wait before writing to a deleting stream again. */
+  readonly retryAfterSeconds?: number;
+  readonly clock?: Clock;
+}
+
+export interface CreateResult {
+  created: boolean;
+  stream: StreamRecord;
+}
+
+export interface StreamPage {
+  streams: StreamRecord[];
+  nextToken?: string;
+}
+
+/**
+ * The stream item: every decision about a stream name is a condition expression, so
+ * concurrent API calls cannot both win. The only code that writes a stream item.
+ */
+export class StreamStore {
+  readonly #table: Table;
+  readonly #bucket: string;
+  readonly #root: string;
+  readonly #retryAfter: number;
+  readonly #clock: Clock;
+
+  constructor(options: StreamStoreOptions) {
+    this.#table = options.table;
+    this.#bucket = options.bucket;
+    this.#root = options.root;
+    this.#retryAfter = options.retryAfterSeconds ?? 30;
+    this.#clock = options.clock ?? systemClock;
+  }
+
+  /** Creates a new incarnation, or returns the ACTIVE one; refuses while a deletion runs. */
+  async create(tenant: string, stream: string): Promise<CreateResult> {
+    let previous: StreamRecord | undefined;
+    return retry<CreateResult>(
+      RETRY.contention,
+      async () => {
+        const now = this.#clock.now().toISOString();
+        const generation = (previous?.generation ?? 0) + 1;
+        const record: StreamRecord = {
+          type: 'STREAM',
+          tenant,
+          stream,
+          state: 'ACTIVE',
+          generation,
+          bucket: this.#bucket,
+          prefix: streamPrefix(this.#root, tenant, stream, generation),
+          createdAt: now,
+          updatedAt: now,
+        };
+        // A name never used, or freed at exactly the generation this call saw.
+        const free: Condition = previous
+          ? all(streamMay('create'), atGeneration(previous.generation))
+          : isAbsent;
+        const written = await this.#table.put(keys.stream(tenant, stream), record, free);
+        if (written.ok) return { done: true, value: { created: true, stream: record } };
+        const old = written.old;
+        if (old?.state === 'ACTIVE') return { done: true, value: { created: false, stream: old } };
+        if (old?.state === 'DELETING') throw this.#deleting(old);
+        previous = old;
+        return { done: false, why: `create ${tenant}/${stream} lost a race` };
+      },
+      noWait,
+    );
+  }
+
+  /** The stream, if it exists and is not DELETED. */
+  async find(tenant: string, stream: string): Promise<StreamRecord | undefined> {
+    return this.#table.read<StreamRecord>(keys.stream(tenant, stream));
+  }
+
+  async get(tenant: string, stream: string): Promise<StreamRecord> {
+    const record = await this.find(tenant, stream);
+    if (!record || record.state === 'DELETED') throw new StreamNotFoundError(tenant, stream);
+    return record;
+  }
+
+  async list(tenant: string, limit: number, nextToken?: string): Promise<StreamPage> {
+    const scope = keys.streamsOf(tenant);
+    const { items, lastKey } = await this.#table.queryPage<StreamRecord>({
+      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :streams)',
+      FilterExpression: '#state <> :deleted',
+      ExpressionAttributeNames: { '#state': 'state' },
+      ExpressionAttributeValues: {
+        ':pk': scope.pk,
+        ':streams': scope.skPrefix,
+        ':deleted': 'DELETED',
+      },
+      Limit: limit,
+      ...(nextToken ? { ExclusiveStartKey: decodeToken(tenant, nextToken) } : {}),
+    });
+    return { streams: items, ...(lastKey ? { nextToken: encodeToken(lastKey) } : {}) };
+  }
+
+  /**
+   * Admits one ingest: the condition (ACTIVE) is decided by DynamoDB. The write is counted in
+   * flight until `releaseIngest`, so a deletion requested meanwhile verifies its location only
+   * after the write landed (or after the grace, if the writer died).
+   */
+  async admitIngest(tenant: string, stream: string): Promise<StreamRecord> {
+    const written = await this.#table.update<StreamRecord>(keys.stream(tenant, stream), {
+      update: 'SET lastIngestAt = :now ADD ingests :one, inflightIngests :one',
+      values: { ':now': this.#clock.now().toISOString(), ':one': 1 },
+      condition: streamMay('ingest'),
+    });
+    if (written.ok) return written.item;
+    if (written.old?.state === 'DELETING') throw this.#deleting(written.old);
+    throw new StreamNotFoundError(tenant, stream);
+  }
+
+  /** Ends an admitted ingest, whatever became of its write. */
+  async releaseIngest(admitted: StreamRecord): Promise<void> {
+    await this.#table.update(keys.stream(admitted.tenant, admitted.stream), {
+      update: 'ADD inflightIngests :minusOne',
+      values: { ':minusOne': -1 },
+      condition: atGeneration(admitted.generation),
+    });
+  }
+
+  /** The stream's part of the tombstone transaction: ACTIVE at the generation read -> DELETING. */
+  tombstone(current: StreamRecord, deletionId: string, now: string): TransactItem {
+    return this.#table.updateItem(keys.stream(current.tenant, current.stream), {
+      update: 'SET #state = :deleting, deletionId = :id, updatedAt = :now',
+      names: { '#state': 'state' },
+      values: { ':deleting': 'DELETING', ':id': deletionId, ':now': now },
+      condition: all(streamMay('tombstone'), atGeneration(current.generation)),
+    });
+  }
+
+  /** The stream's part of completing its deletion: DELETING by it -> DELETED, the name free. */
+  free(
+    deletion: { tenant: string; stream: string; deletionId: string; generation: number },
+    now: string,
+  ): TransactItem {
+    return this.#table.updateItem(keys.stream(deletion.tenant, deletion.stream), {
+      update: 'SET #state = :deleted, updatedAt = :now REMOVE deletionId',
+      names: { '#state': 'state' },
+      values: { ':deleted': 'DELETED', ':now': now },
+      condition: all(
+        streamMay('free'),
+        equals('deletionId', deletion.deletionId),
+        atGeneration(deletion.generation),
+      ),
+    });
+  }
+
+  #deleting(stream: StreamRecord) {
+    return new StreamDeletingError(
+      stream.tenant,
+      stream.stream,
+      stream.deletionId,
+      this.#retryAfter,
+    );
+  }
+}
+
+/** A lost race on create is decided afresh at once: the condition saw the newer item. */
+const noWait = async () => {};
+
+const encodeToken = (key: Record<string, unknown>) =>
+  Buffer.from(JSON.stringify(key)).toString('base64url');
+
+function decodeToken(tenant: string, token: string): Record<string, string> {
+  const invalid = () => new BadRequestError('InvalidNextToken', 'nextToken is not valid');
+  let key: unknown;
+  try {
+    key = JSON.parse(Buffer.from(token, 'base64url').toString('utf8'));
+  } catch {
+    throw invalid();
+  }
+  const { pk, sk } = (key ?? {}) as Record<string, unknown>;
+  const expected = keys.streamsOf(tenant);
+  if (typeof pk !== 'string' || typeof sk !== 'string' || pk !== expected.pk) throw invalid();
+  if (!sk.startsWith(expected.skPrefix) || Object.keys(key as object).length !== 2) {
+    throw invalid();
+  }
+  return { pk, sk };
+}

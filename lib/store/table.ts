@@ -1,0 +1,233 @@
+import {
+  type AttributeValue,
+  ConditionalCheckFailedException,
+  DynamoDBClient,
+  TransactionCanceledException,
+} from '@aws-sdk/client-dynamodb';
+import {
+  BatchWriteCommand,
+  DynamoDBDocumentClient,
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  type QueryCommandInput,
+  TransactWriteCommand,
+  type TransactWriteCommandInput,
+  UpdateCommand,
+} from '@aws-sdk/lib-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
+import { RETRY, retry } from '../support/index.ts';
+import type { Condition } from './conditions.ts';
+import { type ItemKey, recordOf } from './layout.ts';
+
+export type DocumentClient = DynamoDBDocumentClient;
+export type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
+
+/** A document client that drops `undefined` attributes, so optional fields can be spread. */
+export const documentClient = (client: DynamoDBClient = new DynamoDBClient({})): DocumentClient =>
+  DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true } });
+
+/** An update: its expression with its own names and values, and the condition it needs. */
+export interface Change {
+  readonly update: string;
+  readonly names?: Record<string, string>;
+  readonly values?: Record<string, unknown>;
+  readonly condition?: Condition;
+}
+
+/** A conditional write's result: the item as it now is, or as the failed condition saw it. */
+export type Written<T> = { ok: true; item: T } | { ok: false; old: T | undefined };
+
+/** A transaction's result: committed, or the index of the first item whose condition failed. */
+export type Transacted = { ok: true } | { ok: false; failedIndex: number; old?: unknown };
+
+const nonEmpty = <T extends object>(value: T | undefined) =>
+  value && Object.keys(value).length > 0 ? value : undefined;
+
+/** The expression attributes of a change and its condition, merged. */
+function expressionOf(change: Change) {
+  return {
+    UpdateExpression: change.update,
+    ...(change.condition ? { ConditionExpression: change.condition.expression } : {}),
+    ExpressionAttributeNames: nonEmpty({ ...change.names, ...change.condition?.names }),
+    ExpressionAttributeValues: nonEmpty({ ...change.values, ...change.condition?.values }),
+  };
+}
+
+/** Reads why a transaction was cancelled, or returns undefined for any other error. */
+function cancellationOf(error: unknown) {
+  if (!(error instanceof TransactionCanceledException)) return undefined;
+  const reasons = error.CancellationReasons ?? [];
+  const failedIndex = reasons.findIndex((reason) => reason.Code === 'ConditionalCheckFailed');
+  const item = failedIndex >= 0 ? reasons[failedIndex]?.Item : undefined;
+  return {
+    failedIndex,
+    ...(item ? { old: recordOf(unmarshall(item)) } : {}),
+    conflict: reasons.some(
+      (reason) => reason.Code === 'TransactionConflict' || reason.Code === 'ThrottlingError',
+    ),
+  };
+}
+
+/**
+ * The one table, as the stores use it: strongly consistent reads (every decision in Lethe reads
+ * the latest state), conditional writes that report the item their condition saw (no second
+ * read), transactions retried on conflict, and paged queries.
+ */
+export class Table {
+  readonly name: string;
+  readonly #client: DocumentClient;
+
+  constructor(client: DocumentClient, name: string) {
+    this.#client = client;
+    this.name = name;
+  }
+
+  async read<T>(key: ItemKey): Promise<T | undefined> {
+    const { Item } = await this.#client.send(
+      new GetCommand({ TableName: this.name, Key: key, ConsistentRead: true }),
+    );
+    return recordOf<T>(Item);
+  }
+
+  /** A conditional UpdateItem: the new item, or the item that failed the condition. */
+  async update<T>(key: ItemKey, change: Change): Promise<Written<T>> {
+    try {
+      const { Attributes } = await this.#client.send(
+        new UpdateCommand({
+          TableName: this.name,
+          Key: key,
+          ...expressionOf(change),
+          ReturnValues: 'ALL_NEW',
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        }),
+      );
+      return { ok: true, item: recordOf<T>(Attributes) as T };
+    } catch (error) {
+      if (!(error instanceof ConditionalCheckFailedException)) throw error;
+      const old = error.Item as Record<string, AttributeValue> | undefined;
+      return { ok: false, old: old ? recordOf<T>(unmarshall(old)) : undefined };
+    }
+  }
+
+  /** A conditional PutItem of `record` under `key` (with index attributes, if any). */
+  async put<T extends object>(
+    key: ItemKey,
+    record: T,
+    condition: Condition,
+    extra: Record<string, unknown> = {},
+  ): Promise<Written<T>> {
+    try {
+      await this.#client.send(
+        new PutCommand({
+          TableName: this.name,
+          Item: { ...key, ...record, ...extra },
+          ConditionExpression: condition.expression,
+          ExpressionAttributeNames: nonEmpty(condition.names),
+          ExpressionAttributeValues: nonEmpty(condition.values),
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        }),
+      );
+      return { ok: true, item: record };
+    } catch (error) {
+      if (!(error instanceof ConditionalCheckFailedException)) throw error;
+      const old = error.Item as Record<string, AttributeValue> | undefined;
+      return { ok: false, old: old ? recordOf<T>(unmarshall(old)) : undefined };
+    }
+  }
+
+  /** The transaction item of an update, for a store's part in a transaction. */
+  updateItem(key: ItemKey, change: Change): TransactItem {
+    return { Update: { TableName: this.name, Key: key, ...expressionOf(change) } };
+  }
+
+  /** The transaction item of a conditional put. */
+  putItem(item: Record<string, unknown>, condition: Condition): TransactItem {
+    return {
+      Put: {
+        TableName: this.name,
+        Item: item,
+        ConditionExpression: condition.expression,
+        ExpressionAttributeNames: nonEmpty(condition.names),
+        ExpressionAttributeValues: nonEmpty(condition.values),
+      },
+    };
+  }
+
+  /**
+   * Runs a transaction, retrying it while DynamoDB cancels it for a conflict with another one.
+   * A failed condition is an answer, not an error: its index (and the item it saw) is returned.
+   */
+  async transact(items: TransactItem[]): Promise<Transacted> {
+    return retry(RETRY.contention, async () => {
+      try {
+        await this.#client.send(
+          new TransactWriteCommand({
+            TransactItems: items.map((item) => withOldItem(item)),
+          }),
+        );
+        return { done: true, value: { ok: true } as Transacted };
+      } catch (error) {
+        const cancellation = cancellationOf(error);
+        if (!cancellation) throw error;
+        if (cancellation.failedIndex >= 0) {
+          const { failedIndex, old } = cancellation;
+          return { done: true, value: { ok: false, failedIndex, old } as Transacted };
+        }
+        if (!cancellation.conflict) throw error;
+        return { done: false, why: 'transaction conflicts' };
+      }
+    });
+  }
+
+  /** Every item a query finds, page by page. */
+  async *query<T>(input: Omit<QueryCommandInput, 'TableName'>): AsyncGenerator<T> {
+    let start: Record<string, unknown> | undefined;
+    do {
+      const { Items = [], LastEvaluatedKey } = await this.#client.send(
+        new QueryCommand({
+          TableName: this.name,
+          ...input,
+          ...(start ? { ExclusiveStartKey: start } : {}),
+        }),
+      );
+      for (const item of Items) yield recordOf<T>(item) as T;
+      start = LastEvaluatedKey;
+    } while (start);
+  }
+
+  /** One page of a query, with the key to continue from. */
+  async queryPage<T>(input: Omit<QueryCommandInput, 'TableName'>) {
+    const { Items = [], LastEvaluatedKey } = await this.#client.send(
+      new QueryCommand({ TableName: this.name, ...input }),
+    );
+    return { items: Items.map((item) => recordOf<T>(item) as T), lastKey: LastEvaluatedKey };
+  }
+
+  /** Puts items unconditionally, 25 a request, until DynamoDB has processed every one. */
+  async putAll(items: Array<Record<string, unknown>>): Promise<void> {
+    for (let start = 0; start < items.length; start += 25) {
+      let pending = items.slice(start, start + 25).map((Item) => ({ PutRequest: { Item } }));
+      await retry(RETRY.contention, async () => {
+        const { UnprocessedItems } = await this.#client.send(
+          new BatchWriteCommand({ RequestItems: { [this.name]: pending } }),
+        );
+        pending = (UnprocessedItems?.[this.name] ?? []) as typeof pending;
+        return pending.length === 0
+          ? { done: true, value: undefined }
+          : { done: false, why: `${pending.length} items unprocessed` };
+      });
+    }
+  }
+}
+
+/** Asks every conditional item of a transaction for the item its condition saw. */
+function withOldItem(item: TransactItem): TransactItem {
+  for (const kind of ['Update', 'Put', 'Delete', 'ConditionCheck'] as const) {
+    const inner = item[kind];
+    if (inner?.ConditionExpression) {
+      return { [kind]: { ...inner, ReturnValuesOnConditionCheckFailure: 'ALL_OLD' } };
+    }
+  }
+  return item;
+}

@@ -1,0 +1,38 @@
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
+import { type Clock, clockOf, type DeletionRecord } from '../../lib/core/index.ts';
+import type { LocalStack } from '../../lib/local/local-stack.ts';
+import {
+  ChainStore,
+  DeletionStore,
+  documentClient,
+  keys,
+  OPEN_DELETIONS,
+  StreamStore,
+  Table,
+} from '../../lib/store/index.ts';
+import { BUCKET } from './records.ts';
+
+/** The three stores over a local stack's table, as the functions build them. */
+export function storesOf(local: LocalStack, clock: Clock = clockOf(() => new Date())) {
+  const client = documentClient(local.clients.dynamodb);
+  const table = new Table(client, local.resources.tableName);
+  const streams = new StreamStore({ table, bucket: BUCKET, root: 'streams', clock });
+  const deletions = new DeletionStore({ table, streams, clock });
+  const chains = new ChainStore({ table, deletions });
+  /** Writes a deletion record as it would stand in the table (open ones in the sweep index). */
+  const putDeletion = async (deletion: DeletionRecord) => {
+    const open = deletion.state === 'PENDING' || deletion.state === 'RUNNING';
+    await client.send(
+      new PutCommand({
+        TableName: table.name,
+        Item: {
+          ...keys.deletion(deletion.tenant, deletion.deletionId),
+          ...deletion,
+          ...(open ? { sweepPk: OPEN_DELETIONS, sweepSk: deletion.updatedAt } : {}),
+        },
+      }),
+    );
+    return deletion;
+  };
+  return { table, streams, deletions, chains, putDeletion };
+}

@@ -1,0 +1,128 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ChainRecord } from '../../../lib/core/index.ts';
+import { aDeletion, aPage } from '../../helpers/records.ts';
+import { storesOf } from '../../helpers/stores.ts';
+import { startTarget, type TestTarget } from '../../helpers/target.ts';
+
+/** The chain item's contract, against the emulator's DynamoDB. */
+describe.skipIf(process.env.LETHE_TEST_API_URL)('ChainStore over DynamoDB', () => {
+  let target: TestTarget;
+  let stores: ReturnType<typeof storesOf>;
+  const chainId = 'a'.repeat(20);
+
+  beforeAll(async () => {
+    target = await startTarget();
+    if (!target.local) throw new Error('needs the in-process local stack');
+    stores = storesOf(target.local);
+  });
+  afterAll(async () => {
+    await target?.stop();
+  });
+
+  async function aChain(round = 1): Promise<ChainRecord> {
+    const deletion = await stores.putDeletion(
+      aDeletion({ deletionId: randomUUID(), round, state: 'RUNNING', chainsTotal: 1 }),
+    );
+    await stores.chains.register(deletion, [{ chainId, prefix: `${deletion.prefix}p/` }], false);
+    const chain = await stores.chains.get(deletion, chainId);
+    if (!chain) throw new Error('the chain was not registered');
+    return chain;
+  }
+
+  it("registers a chain with its deletion's fence, and keeps its progress on a repeat", async () => {
+    const chain = await aChain();
+    const listed = await stores.chains.recordListing(chain, 0, aPage(), { key: 'k' });
+
+    await stores.chains.register(
+      { ...aDeletion({ deletionId: chain.deletionId }) },
+      [{ chainId, prefix: chain.prefix }],
+      false,
+    );
+
+    expect(chain).toMatchObject({ generation: 1, location: 'streams/acme/logs/1/', lastPage: -1 });
+    expect(listed.status).toBe('ok');
+    expect(await stores.chains.get(chain, chainId)).toMatchObject({ lastPage: 0 });
+  });
+
+  it('records each page number once: a second listing of it is a duplicate', async () => {
+    const chain = await aChain();
+
+    const outcomes = await Promise.all(
+      Array.from({ length: 5 }, () => stores.chains.recordListing(chain, 0, aPage(), { key: 'k' })),
+    );
+
+    expect(outcomes.filter((outcome) => outcome.status === 'ok')).toHaveLength(1);
+    const winner = outcomes.find((outcome) => outcome.status === 'ok');
+    expect(winner?.status === 'ok' && winner.item).toMatchObject({
+      lastPage: 0,
+      cursor: { key: 'k' },
+      ended: false,
+      open: { 0: aPage() },
+    });
+  });
+
+  it('refuses a page listed out of order', async () => {
+    const chain = await aChain();
+
+    expect(
+      (await stores.chains.recordListing(chain, 1, aPage({ page: 1 }), undefined)).status,
+    ).toBe('duplicate');
+  });
+
+  it('counts a page once however often its deletion is reported', async () => {
+    const chain = await aChain();
+    const listed = await stores.chains.recordListing(chain, 0, aPage(), undefined);
+    if (listed.status !== 'ok') throw new Error('not listed');
+
+    const counts = await Promise.all(
+      Array.from({ length: 4 }, () =>
+        stores.chains.completePage(listed.item, aPage(), { objects: 3, bytes: 60, failed: 0 }),
+      ),
+    );
+
+    expect(counts.filter((count) => count.status === 'ok')).toHaveLength(1);
+    expect(await stores.chains.get(chain, chainId)).toMatchObject({
+      objectsDeleted: 3,
+      bytesDeleted: 60,
+      pagesDone: 1,
+      open: {},
+      ended: true,
+    });
+  });
+
+  it('settles an ended chain once, counting it on its deletion', async () => {
+    const chain = await aChain();
+    const ended = await stores.chains.recordListing(chain, 0, undefined, undefined);
+    if (ended.status !== 'ok') throw new Error('not ended');
+
+    const first = await stores.chains.settle(ended.item);
+    const second = await stores.chains.settle(ended.item);
+
+    expect([first.status, second.status]).toEqual(['ok', 'duplicate']);
+    expect(await stores.deletions.get(chain.tenant, chain.deletionId)).toMatchObject({
+      chainsSettled: 1,
+    });
+  });
+
+  it("sums every chain of every round, and the current round's failures only", async () => {
+    const deletion = await stores.putDeletion(
+      aDeletion({ deletionId: randomUUID(), round: 2, state: 'RUNNING' }),
+    );
+    for (const round of [1, 2]) {
+      const inRound = { ...deletion, round };
+      await stores.chains.register(inRound, [{ chainId, prefix: `${deletion.prefix}p/` }], false);
+      const chain = await stores.chains.get(inRound, chainId);
+      if (!chain) throw new Error('not registered');
+      const listed = await stores.chains.recordListing(chain, 0, aPage(), undefined);
+      if (listed.status !== 'ok') throw new Error('not listed');
+      await stores.chains.completePage(listed.item, aPage(), { objects: 2, bytes: 20, failed: 1 });
+    }
+
+    expect(await stores.chains.totals(deletion)).toEqual({
+      objectsDeleted: 4,
+      bytesDeleted: 40,
+      failedObjects: 1,
+    });
+  });
+});

@@ -1,0 +1,248 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  DELETION_STATES,
+  type DeletionRecord,
+  type DeletionState,
+  StreamNotFoundError,
+} from '../../../lib/core/index.ts';
+import { aDeletion, aStream } from '../../helpers/records.ts';
+import { storesOf } from '../../helpers/stores.ts';
+import { startTarget, type TestTarget } from '../../helpers/target.ts';
+
+type Stores = ReturnType<typeof storesOf>;
+type Result = 'ok' | 'duplicate' | 'fenced';
+
+/**
+ * The deletion item's contract: every operation in every state, against the emulator's
+ * DynamoDB. The expected outcomes are written out here, not derived from lib/core's lifecycle
+ * table, so that a change to the table that changes behaviour fails this test.
+ */
+const CONTRACT: Record<string, Record<DeletionState, Result>> = {
+  start: { PENDING: 'ok', RUNNING: 'fenced', COMPLETED: 'fenced', FAILED: 'fenced' },
+  nextRound: { PENDING: 'fenced', RUNNING: 'ok', COMPLETED: 'fenced', FAILED: 'fenced' },
+  complete: { PENDING: 'fenced', RUNNING: 'ok', COMPLETED: 'fenced', FAILED: 'fenced' },
+  fail: { PENDING: 'ok', RUNNING: 'ok', COMPLETED: 'fenced', FAILED: 'fenced' },
+  heartbeat: { PENDING: 'fenced', RUNNING: 'ok', COMPLETED: 'fenced', FAILED: 'fenced' },
+  claimVerification: {
+    PENDING: 'duplicate',
+    RUNNING: 'ok',
+    COMPLETED: 'duplicate',
+    FAILED: 'duplicate',
+  },
+  claimStale: { PENDING: 'ok', RUNNING: 'ok', COMPLETED: 'duplicate', FAILED: 'duplicate' },
+  settle: { PENDING: 'fenced', RUNNING: 'ok', COMPLETED: 'fenced', FAILED: 'fenced' },
+};
+
+/** One operation on a deletion as it stands in the table. */
+const OPERATIONS: Record<string, (stores: Stores, deletion: DeletionRecord) => Promise<Result>> = {
+  start: async ({ deletions }, deletion) => (await deletions.start(deletion, 2, false)).status,
+  nextRound: async ({ deletions }, deletion) => (await deletions.nextRound(deletion)).status,
+  complete: async ({ deletions }, deletion) => (await deletions.complete(deletion)).status,
+  fail: async ({ deletions }, deletion) => (await deletions.fail(deletion)).status,
+  // A mark older than a moment from now is due: only the state decides.
+  heartbeat: async ({ deletions }, deletion) =>
+    (await deletions.heartbeat(deletion, new Date(Date.now() + 60_000))).status,
+  claimVerification: async ({ deletions }, deletion) =>
+    (await deletions.claimVerification(deletion)).status,
+  claimStale: async ({ deletions }, deletion) => (await deletions.claimStale(deletion)).status,
+  settle: async ({ chains }, deletion) => {
+    const chainId = 'c'.repeat(20);
+    await chains.register(deletion, [{ chainId, prefix: `${deletion.prefix}a/` }], false);
+    const chain = await chains.get(deletion, chainId);
+    if (!chain) throw new Error('the chain was not registered');
+    const ended = await chains.recordListing(chain, 0, undefined, undefined);
+    if (ended.status !== 'ok') throw new Error('the chain did not end');
+    return (await chains.settle(ended.item)).status;
+  },
+};
+
+describe.skipIf(process.env.LETHE_TEST_API_URL)('DeletionStore over DynamoDB', () => {
+  let target: TestTarget;
+  let stores: Stores;
+
+  beforeAll(async () => {
+    target = await startTarget();
+    if (!target.local) throw new Error('needs the in-process local stack');
+    stores = storesOf(target.local);
+  });
+  afterAll(async () => {
+    await target?.stop();
+  });
+
+  /** A deletion in `state`, with its stream DELETING by it (as a real one stands). */
+  async function aDeletionIn(state: DeletionState, overrides: Partial<DeletionRecord> = {}) {
+    const tenant = `t${randomUUID().slice(0, 8)}`;
+    const deletion = aDeletion({
+      tenant,
+      deletionId: randomUUID(),
+      state,
+      prefix: `streams/${tenant}/logs/1/`,
+      chainsTotal: 1,
+      chainsSettled: 1,
+      ...overrides,
+    });
+    await stores.table.putAll([
+      {
+        pk: `TENANT#${tenant}`,
+        sk: 'STREAM#logs',
+        ...aStream({ tenant, state: 'DELETING', deletionId: deletion.deletionId }),
+      },
+    ]);
+    return stores.putDeletion(deletion);
+  }
+
+  describe.each(Object.keys(CONTRACT))('%s', (operation) => {
+    it.each(DELETION_STATES)('in %s', async (state) => {
+      // Prepare
+      const deletion = await aDeletionIn(state);
+
+      // Act
+      const result = await OPERATIONS[operation]?.(stores, deletion);
+
+      // Assess
+      expect(result).toBe(CONTRACT[operation]?.[state]);
+    });
+  });
+
+  it.each(['start', 'nextRound', 'complete', 'fail', 'heartbeat', 'settle'])(
+    '%s is fenced for a deletion that moved on to another round',
+    async (operation) => {
+      const stored = await aDeletionIn(operation === 'start' ? 'PENDING' : 'RUNNING', {
+        round: 2,
+      });
+
+      const result = await OPERATIONS[operation]?.(stores, { ...stored, round: 1 });
+
+      expect(result).toBe('fenced');
+    },
+  );
+
+  it('completes a deletion with its totals and frees the stream name', async () => {
+    const deletion = await aDeletionIn('RUNNING');
+
+    await stores.deletions.complete({ ...deletion, objectsDeleted: 7, bytesDeleted: 70 });
+
+    expect(await stores.deletions.get(deletion.tenant, deletion.deletionId)).toMatchObject({
+      state: 'COMPLETED',
+      objectsDeleted: 7,
+      bytesDeleted: 70,
+      completedAt: expect.any(String),
+    });
+    expect(await stores.streams.find(deletion.tenant, 'logs')).toMatchObject({ state: 'DELETED' });
+  });
+
+  it('does not complete a deletion whose stream another deletion holds', async () => {
+    const deletion = await aDeletionIn('RUNNING');
+    await stores.table.putAll([
+      {
+        pk: `TENANT#${deletion.tenant}`,
+        sk: 'STREAM#logs',
+        ...aStream({ tenant: deletion.tenant, state: 'DELETING', deletionId: randomUUID() }),
+      },
+    ]);
+
+    expect((await stores.deletions.complete(deletion)).status).toBe('fenced');
+    expect(await stores.deletions.get(deletion.tenant, deletion.deletionId)).toMatchObject({
+      state: 'RUNNING',
+    });
+  });
+
+  it('lets exactly one of many concurrent workers claim a round for verification', async () => {
+    const deletion = await aDeletionIn('RUNNING');
+
+    const claims = await Promise.all(
+      Array.from({ length: 8 }, () => stores.deletions.claimVerification(deletion)),
+    );
+
+    expect(claims.filter((claim) => claim.status === 'ok')).toHaveLength(1);
+  });
+
+  it('does not claim the verification of a round whose chains have not all settled', async () => {
+    const deletion = await aDeletionIn('RUNNING', { chainsTotal: 2, chainsSettled: 1 });
+
+    expect((await stores.deletions.claimVerification(deletion)).status).toBe('duplicate');
+  });
+
+  it('marks progress once per interval however many workers ask, and tells each the state', async () => {
+    // Last marked long ago: due for a mark older than a second.
+    const deletion = await aDeletionIn('RUNNING', { updatedAt: '2000-01-01T00:00:00.000Z' });
+    const interval = () => new Date(Date.now() - 1000);
+
+    const marks = await Promise.all(
+      Array.from({ length: 6 }, () => stores.deletions.heartbeat(deletion, interval())),
+    );
+    const later = await stores.deletions.heartbeat(deletion, interval());
+
+    expect(marks.filter((mark) => mark.status === 'ok')).toHaveLength(1);
+    expect(later.status).toBe('duplicate');
+    expect(later.status !== 'ok' && later.current?.state).toBe('RUNNING');
+  });
+
+  it('retries a FAILED deletion as a new round, and refuses a COMPLETED one', async () => {
+    const failed = await aDeletionIn('FAILED', { failedObjects: 3 });
+    const completed = await aDeletionIn('COMPLETED');
+
+    const retried = await stores.deletions.retry(failed.tenant, failed.deletionId);
+
+    expect(retried).toMatchObject({ state: 'PENDING', round: 2, attempts: 2, failedObjects: 0 });
+    await expect(
+      stores.deletions.retry(completed.tenant, completed.deletionId),
+    ).rejects.toMatchObject({ code: 'DeletionNotRetryable' });
+  });
+
+  it('lists open deletions by last progress for the sweeper, and claims a stale one once', async () => {
+    const old = await aDeletionIn('RUNNING', { updatedAt: '2000-01-01T00:00:00.000Z' });
+
+    const stale = [];
+    for await (const deletion of stores.deletions.stale(new Date('2000-01-02T00:00:00.000Z'))) {
+      stale.push(deletion.deletionId);
+    }
+    const claims = await Promise.all([
+      stores.deletions.claimStale(old),
+      stores.deletions.claimStale(old),
+    ]);
+
+    expect(stale).toContain(old.deletionId);
+    expect(claims.map((claim) => claim.status).sort()).toEqual(['duplicate', 'ok']);
+  });
+
+  describe('request', () => {
+    it('writes the tombstone and a PENDING deletion of the current generation together', async () => {
+      const tenant = `t${randomUUID().slice(0, 8)}`;
+      await stores.streams.create(tenant, 'logs');
+
+      const { created, deletion } = await stores.deletions.request(tenant, 'logs');
+
+      expect(created).toBe(true);
+      expect(deletion).toMatchObject({ state: 'PENDING', generation: 1, round: 1 });
+      expect(await stores.deletions.get(tenant, deletion.deletionId)).toMatchObject({
+        state: 'PENDING',
+      });
+      expect(await stores.streams.get(tenant, 'logs')).toMatchObject({
+        state: 'DELETING',
+        deletionId: deletion.deletionId,
+      });
+    });
+
+    it('answers a repeat, and concurrent requests, with the one deletion under way', async () => {
+      const tenant = `t${randomUUID().slice(0, 8)}`;
+      await stores.streams.create(tenant, 'logs');
+
+      const requests = await Promise.all(
+        Array.from({ length: 6 }, () => stores.deletions.request(tenant, 'logs')),
+      );
+      const repeat = await stores.deletions.request(tenant, 'logs');
+
+      expect(requests.filter((request) => request.created)).toHaveLength(1);
+      const ids = new Set([...requests, repeat].map((request) => request.deletion.deletionId));
+      expect(ids.size).toBe(1);
+    });
+
+    it('refuses a stream that does not exist', async () => {
+      await expect(stores.deletions.request('nobody', 'nothing')).rejects.toBeInstanceOf(
+        StreamNotFoundError,
+      );
+    });
+  });
+});

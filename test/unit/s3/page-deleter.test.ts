@@ -1,0 +1,187 @@
+import { DeleteObjectsCommand, S3Client } from '@aws-sdk/client-s3';
+import { mockClient } from 'aws-sdk-client-mock';
+import { beforeEach, describe, expect, it, vi } from 'vitest';
+import { TransientPageError } from '../../../lib/core/index.ts';
+import { PageDeleter } from '../../../lib/s3/index.ts';
+import { BUCKET } from '../../helpers/records.ts';
+
+const s3 = mockClient(S3Client);
+const sleep = vi.fn(async (_ms: number) => {});
+
+const deleter = (maxAttempts = 6) =>
+  new PageDeleter({ client: new S3Client({ region: 'us-east-1' }), maxAttempts, sleep });
+
+const prefix = 'streams/acme/logs/1/';
+const page = [
+  { key: `${prefix}a`, size: 10 },
+  { key: `${prefix}b`, size: 20 },
+  { key: `${prefix}c`, size: 30 },
+];
+
+const keysSent = (call: number) =>
+  s3.commandCalls(DeleteObjectsCommand)[call]?.args[0].input.Delete?.Objects?.map((o) => o.Key);
+
+beforeEach(() => {
+  s3.reset();
+  sleep.mockClear();
+});
+
+describe('PageDeleter.deletePage', () => {
+  it('deletes the whole page with one quiet DeleteObjects', async () => {
+    s3.on(DeleteObjectsCommand).resolves({});
+
+    const result = await deleter().deletePage(BUCKET, page);
+
+    expect(s3.commandCalls(DeleteObjectsCommand)).toHaveLength(1);
+    expect(s3.commandCalls(DeleteObjectsCommand)[0]?.args[0].input).toEqual({
+      Bucket: BUCKET,
+      Delete: { Objects: page.map((object) => ({ Key: object.key })), Quiet: true },
+    });
+    expect(result).toEqual({
+      objects: 3,
+      bytes: 60,
+      failures: [],
+      failedObjects: 0,
+      failedBytes: 0,
+      retriedKeys: 0,
+    });
+  });
+
+  it('reports an AccessDenied key as a failure, not as deleted', async () => {
+    s3.on(DeleteObjectsCommand).resolves({
+      Errors: [{ Key: `${prefix}b`, Code: 'AccessDenied', Message: 'Access Denied' }],
+    });
+
+    const result = await deleter().deletePage(BUCKET, page);
+
+    expect(result).toEqual({
+      objects: 2,
+      bytes: 40,
+      failures: [{ key: `${prefix}b`, code: 'AccessDenied', message: 'Access Denied' }],
+      failedObjects: 1,
+      failedBytes: 20,
+      retriedKeys: 0,
+    });
+  });
+
+  it('does not retry a key that failed with AccessDenied', async () => {
+    s3.on(DeleteObjectsCommand).resolves({
+      Errors: [{ Key: `${prefix}b`, Code: 'AccessDenied', Message: 'Access Denied' }],
+    });
+
+    await deleter().deletePage(BUCKET, page);
+
+    expect(s3.commandCalls(DeleteObjectsCommand)).toHaveLength(1);
+    expect(sleep).not.toHaveBeenCalled();
+  });
+
+  describe.each(['InternalError', 'SlowDown'])('a per-key %s', (code) => {
+    beforeEach(() => {
+      s3.on(DeleteObjectsCommand)
+        .resolvesOnce({ Errors: [{ Key: `${prefix}b`, Code: code, Message: 'try again' }] })
+        .resolves({});
+    });
+
+    it('is retried for that key only, after a backoff', async () => {
+      await deleter().deletePage(BUCKET, page);
+
+      expect(keysSent(1)).toEqual([`${prefix}b`]);
+      expect(sleep).toHaveBeenCalledTimes(1);
+    });
+
+    it('counts the page in full once the retry succeeds', async () => {
+      const result = await deleter().deletePage(BUCKET, page);
+
+      expect(result).toEqual({
+        objects: 3,
+        bytes: 60,
+        failures: [],
+        failedObjects: 0,
+        failedBytes: 0,
+        retriedKeys: 1,
+      });
+    });
+  });
+
+  it('throws TransientPageError when a key keeps failing transiently for maxAttempts', async () => {
+    s3.on(DeleteObjectsCommand).resolves({
+      Errors: [
+        { Key: `${prefix}c`, Code: 'SlowDown', Message: 'Please reduce your request rate.' },
+      ],
+    });
+
+    const deletion = deleter(3).deletePage(BUCKET, page);
+
+    await expect(deletion).rejects.toBeInstanceOf(TransientPageError);
+    expect(s3.commandCalls(DeleteObjectsCommand)).toHaveLength(3);
+  });
+
+  it('sends nothing for an empty page', async () => {
+    const result = await deleter().deletePage(BUCKET, []);
+
+    expect(s3.commandCalls(DeleteObjectsCommand)).toHaveLength(0);
+    expect(result).toEqual({
+      objects: 0,
+      bytes: 0,
+      failures: [],
+      failedObjects: 0,
+      failedBytes: 0,
+      retriedKeys: 0,
+    });
+  });
+});
+
+describe('PageDeleter.deletePage in a versioned bucket', () => {
+  const versions = [
+    { key: `${prefix}a`, size: 10, versionId: 'v2' },
+    { key: `${prefix}a`, size: 5, versionId: 'v1' },
+    { key: `${prefix}a`, size: 0, versionId: 'm1', marker: true },
+    { key: `${prefix}b`, size: 20, versionId: 'v3' },
+  ];
+
+  it('deletes by version id and counts versions, not delete markers', async () => {
+    s3.on(DeleteObjectsCommand).resolves({});
+
+    const result = await deleter().deletePage(BUCKET, versions);
+
+    expect(s3.commandCalls(DeleteObjectsCommand)[0]?.args[0].input.Delete?.Objects).toEqual([
+      { Key: `${prefix}a`, VersionId: 'v2' },
+      { Key: `${prefix}a`, VersionId: 'v1' },
+      { Key: `${prefix}a`, VersionId: 'm1' },
+      { Key: `${prefix}b`, VersionId: 'v3' },
+    ]);
+    expect(result).toMatchObject({ objects: 3, bytes: 35, failedObjects: 0, failedBytes: 0 });
+  });
+
+  it('reports the held version, with its version id', async () => {
+    s3.on(DeleteObjectsCommand).resolves({
+      Errors: [{ Key: `${prefix}b`, VersionId: 'v3', Code: 'AccessDenied', Message: 'locked' }],
+    });
+
+    const result = await deleter().deletePage(BUCKET, versions);
+
+    expect(result.failures).toEqual([
+      { key: `${prefix}b`, versionId: 'v3', code: 'AccessDenied', message: 'locked' },
+    ]);
+    expect(result).toMatchObject({ objects: 2, bytes: 15, failedObjects: 1, failedBytes: 20 });
+  });
+
+  it('takes an error without a version id as an error of every version of that key', async () => {
+    s3.on(DeleteObjectsCommand).resolves({
+      Errors: [{ Key: `${prefix}a`, Code: 'AccessDenied', Message: 'locked' }],
+    });
+
+    const result = await deleter().deletePage(BUCKET, versions);
+
+    expect(result.failures.map((failure) => failure.versionId)).toEqual(['v2', 'v1', 'm1']);
+    expect(result).toMatchObject({ objects: 1, bytes: 20, failedObjects: 2 });
+  });
+
+  it('never takes an error about a key it did not send as a success', async () => {
+    s3.on(DeleteObjectsCommand).resolves({
+      Errors: [{ Key: `${prefix}zzz`, Code: 'AccessDenied', Message: '?' }],
+    });
+
+    await expect(deleter().deletePage(BUCKET, versions)).rejects.toThrow(/not given/);
+  });
+});

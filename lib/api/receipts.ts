@@ -4,11 +4,12 @@ import {
   type DeletionRecord,
   toReceipt,
 } from '../core/index.ts';
-import type { ChainStore, DeletionStore } from '../store/index.ts';
+import type { ChainStore, DeletionStore, FailureStore } from '../store/index.ts';
 
 export interface ReceiptsOptions {
-  readonly deletions: Pick<DeletionStore, 'get' | 'failures'>;
+  readonly deletions: Pick<DeletionStore, 'get'>;
   readonly chains: Pick<ChainStore, 'totals'>;
+  readonly failures: Pick<FailureStore, 'list'>;
 }
 
 /**
@@ -18,10 +19,12 @@ export interface ReceiptsOptions {
 export class Receipts {
   readonly #deletions: ReceiptsOptions['deletions'];
   readonly #chains: ReceiptsOptions['chains'];
+  readonly #failures: ReceiptsOptions['failures'];
 
   constructor(options: ReceiptsOptions) {
     this.#deletions = options.deletions;
     this.#chains = options.chains;
+    this.#failures = options.failures;
   }
 
   async get(tenant: string, deletionId: string): Promise<DeletionReceipt> {
@@ -33,6 +36,6 @@ export class Receipts {
   async of(deletion: DeletionRecord): Promise<DeletionReceipt> {
     const ended = deletion.state === 'COMPLETED' || deletion.state === 'FAILED';
     const totals = ended ? deletion : await this.#chains.totals(deletion);
-    return toReceipt(deletion, totals, await this.#deletions.failures({ ...deletion, ...totals }));
+    return toReceipt(deletion, totals, await this.#failures.list({ ...deletion, ...totals }));
   }
 }

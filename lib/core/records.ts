@@ -53,6 +53,29 @@ export interface DeletionRecord extends DeletionRef {
   reason?: FailureReason;
 }
 
+/** A new deletion of the incarnation `stream` stands for: PENDING, round 1, nothing counted. */
+export function newDeletion(stream: StreamRecord, deletionId: string, now: string): DeletionRecord {
+  return {
+    type: 'DELETION',
+    deletionId,
+    tenant: stream.tenant,
+    stream: stream.stream,
+    generation: stream.generation,
+    bucket: stream.bucket,
+    prefix: stream.prefix,
+    state: 'PENDING',
+    round: 1,
+    attempts: 1,
+    objectsDeleted: 0,
+    bytesDeleted: 0,
+    failedObjects: 0,
+    chainsTotal: 0,
+    chainsSettled: 0,
+    requestedAt: now,
+    updatedAt: now,
+  };
+}
+
 export interface FailureReason {
   code: string;
   message: string;

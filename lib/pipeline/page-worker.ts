@@ -12,11 +12,12 @@ import { firstPage, type ListingPage } from '../s3/index.ts';
 import { failpoint } from '../support/index.ts';
 import type { DeletionFence } from './fence.ts';
 import type { Finalizer } from './finalizer.ts';
-import type { Chains, Deleter, Deletions, ObjectStore, WorkSender } from './ports.ts';
+import type { Chains, Deleter, Deletions, Failures, ObjectStore, WorkSender } from './ports.ts';
 
 export interface PageWorkerOptions {
   readonly chains: Chains<'get' | 'recordListing' | 'completePage'>;
-  readonly deletions: Deletions<'get' | 'recordFailures'>;
+  readonly deletions: Deletions<'get'>;
+  readonly failures: Failures<'record'>;
   readonly fence: Pick<DeletionFence, 'isRunning'>;
   readonly s3: ObjectStore;
   readonly deleter: Deleter;
@@ -41,6 +42,7 @@ export type WorkOutcome = { stream?: string } & (
 export class PageWorker {
   readonly #chains: PageWorkerOptions['chains'];
   readonly #deletions: PageWorkerOptions['deletions'];
+  readonly #failures: PageWorkerOptions['failures'];
   readonly #fence: PageWorkerOptions['fence'];
   readonly #s3: ObjectStore;
   readonly #deleter: Deleter;
@@ -51,6 +53,7 @@ export class PageWorker {
   constructor(options: PageWorkerOptions) {
     this.#chains = options.chains;
     this.#deletions = options.deletions;
+    this.#failures = options.failures;
     this.#fence = options.fence;
     this.#s3 = options.s3;
     this.#deleter = options.deleter;
@@ -140,7 +143,7 @@ export class PageWorker {
   ): Promise<WorkOutcome> {
     const result = await this.#deleter.deletePage(chain.bucket, objects);
     failpoint('worker.after-delete');
-    if (result.failures.length > 0) await this.#deletions.recordFailures(chain, result.failures);
+    if (result.failures.length > 0) await this.#failures.record(chain, result.failures);
     // Counted from the listing that opened the page, so a resumed page counts entries that an
     // earlier attempt deleted, and a duplicate counts nothing.
     const counted = {

@@ -1,7 +1,14 @@
 import { type Clock, systemClock } from '../core/index.ts';
 import { WorkQueue } from '../queue/index.ts';
 import { EventWriter, PageDeleter } from '../s3/index.ts';
-import { ChainStore, DeletionStore, documentClient, StreamStore, Table } from '../store/index.ts';
+import {
+  ChainStore,
+  DeletionStore,
+  documentClient,
+  FailureStore,
+  StreamStore,
+  Table,
+} from '../store/index.ts';
 import type { Clients, LetheConfig } from '../support/index.ts';
 import { Dispatcher } from './dispatcher.ts';
 import { DeletionFence } from './fence.ts';
@@ -40,6 +47,7 @@ export function createPipeline({
     clock,
   });
   const chains = new ChainStore({ table, deletions });
+  const failures = new FailureStore({ table });
   const queue = new WorkQueue({ client: clients.sqs, queueUrl: config.queueUrl });
   const finalizer = new Finalizer({
     deletions,
@@ -63,6 +71,7 @@ export function createPipeline({
   const worker = new PageWorker({
     chains,
     deletions,
+    failures,
     // Well inside the sweeper's threshold, so a deletion that moves is never taken for stalled.
     fence: new DeletionFence({
       deletions,
@@ -92,7 +101,18 @@ export function createPipeline({
     timeoutMs: Math.max(1_000, config.ingestGraceSeconds * 700),
     clock,
   });
-  return { streams, deletions, chains, queue, finalizer, dispatcher, worker, sweeper, writer };
+  return {
+    streams,
+    deletions,
+    chains,
+    failures,
+    queue,
+    finalizer,
+    dispatcher,
+    worker,
+    sweeper,
+    writer,
+  };
 }
 
 export type Pipeline = ReturnType<typeof createPipeline>;

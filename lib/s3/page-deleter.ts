@@ -85,8 +85,8 @@ export class PageDeleter {
       );
       const retry: ListedObject[] = [];
       for (const error of Errors) {
-        // An error names its version when the request did; some emulators leave it out, and
-        // then it is an error of every version of that key in the request. Never a success.
+        // S3 names the version of an error when the request named one; an error that does not
+        // counts for every version of that key in the request. Never a success.
         const exact = byId.get(idOf(error.Key ?? '', error.VersionId));
         const objects = exact ? [exact] : pending.filter((object) => object.key === error.Key);
         if (objects.length === 0) {

@@ -3,6 +3,7 @@
 export { ChainStore, type PageCounts } from './chain-store.ts';
 export type { Condition } from './conditions.ts';
 export { type DeletionRequest, DeletionStore } from './deletion-store.ts';
+export { FailureStore } from './failure-store.ts';
 export { keys, OPEN_DELETIONS, SWEEP_INDEX, TTL_ATTRIBUTE } from './layout.ts';
 export { type CreateResult, type StreamPage, StreamStore } from './stream-store.ts';
 export { documentClient, Table } from './table.ts';

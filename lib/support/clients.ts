@@ -16,7 +16,8 @@ export interface ClientOptions {
 /**
  * SDK clients with Lethe's retry budget: the SDK's standard mode retries throttling
  * (503 SlowDown) and 5xx with exponential backoff and full jitter. Endpoints and credentials
- * come from the SDK's own configuration (`AWS_ENDPOINT_URL`, `AWS_ENDPOINT_URL_S3`, ...).
+ * come from the SDK's own configuration (its environment variables, shared config and profiles),
+ * per service where it says so.
  */
 export function createClients(options: ClientOptions = {}): Clients {
   return {

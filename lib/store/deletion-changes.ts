@@ -1,0 +1,154 @@
+import {
+  DELETION_TRANSITIONS,
+  type DeletionRecord,
+  type DeletionRef,
+  type DeletionTransition,
+  type FailureReason,
+} from '../core/index.ts';
+import { all, atRound, type Condition, deletionMay } from './conditions.ts';
+import { OPEN_DELETIONS } from './layout.ts';
+import type { Change } from './table.ts';
+
+/**
+ * Every change the deletion store makes to a deletion item, as data: its update expression,
+ * its values and its condition. The state rules come from the lifecycle tables.
+ */
+
+/** Every chain of the round has settled, and nobody has claimed its verification yet. */
+const roundIsUnverified: Condition = {
+  expression:
+    'chainsSettled >= chainsTotal AND (attribute_not_exists(verifiedRound) OR verifiedRound < :round)',
+};
+
+/**
+ * A state change: allowed from the states the lifecycle names for `step`, in the round the
+ * deletion was read at; `:to` is the state it moves to.
+ */
+function transition(
+  deletion: DeletionRef,
+  step: DeletionTransition,
+  update: string,
+  values: Record<string, unknown>,
+): Change {
+  return {
+    update,
+    names: { '#state': 'state' },
+    values: { ...values, ':to': DELETION_TRANSITIONS[step].to },
+    condition: all(deletionMay(step), atRound(deletion.round)),
+  };
+}
+
+/** What ending a deletion writes: its final totals, and when the receipt expires. */
+function ending(deletion: DeletionRecord, now: Date, retentionDays: number) {
+  return {
+    update: [
+      'SET #state = :to, updatedAt = :now, expiresAt = :expires,',
+      'objectsDeleted = :objects, bytesDeleted = :bytes, failedObjects = :failed',
+    ].join(' '),
+    values: {
+      ':now': now.toISOString(),
+      ':expires': Math.floor(now.getTime() / 1000) + retentionDays * 86_400,
+      ':objects': deletion.objectsDeleted,
+      ':bytes': deletion.bytesDeleted,
+      ':failed': deletion.failedObjects,
+    },
+  };
+}
+
+export const deletionChanges = {
+  /** Open deletions carry the sweep index's keys: last progress first. */
+  sweepKeys: (now: string) => ({ sweepPk: OPEN_DELETIONS, sweepSk: now }),
+
+  start: (deletion: DeletionRef, chainsTotal: number, versioned: boolean, now: string) =>
+    transition(
+      deletion,
+      'start',
+      [
+        'SET #state = :to, chainsTotal = :total, chainsSettled = :zero,',
+        'versioned = :versioned, updatedAt = :now, sweepSk = :now',
+      ].join(' '),
+      { ':total': chainsTotal, ':zero': 0, ':versioned': versioned, ':now': now },
+    ),
+
+  nextRound: (deletion: DeletionRef, versioned: boolean, now: string) =>
+    transition(
+      deletion,
+      'nextRound',
+      [
+        'SET #state = :to, round = round + :one, chainsTotal = :zero, chainsSettled = :zero,',
+        'versioned = :versioned, updatedAt = :now, sweepSk = :now',
+      ].join(' '),
+      { ':one': 1, ':zero': 0, ':now': now, ':versioned': versioned },
+    ),
+
+  complete: (deletion: DeletionRecord, now: Date, retentionDays: number) => {
+    const end = ending(deletion, now, retentionDays);
+    return transition(
+      deletion,
+      'complete',
+      `${end.update}, completedAt = :now REMOVE sweepPk, sweepSk`,
+      end.values,
+    );
+  },
+
+  fail: (deletion: DeletionRecord, now: Date, retentionDays: number, reason?: FailureReason) => {
+    const end = ending(deletion, now, retentionDays);
+    return transition(
+      deletion,
+      'fail',
+      `${end.update}${reason ? ', reason = :reason' : ''} REMOVE sweepPk, sweepSk`,
+      { ...end.values, ...(reason ? { ':reason': reason } : {}) },
+    );
+  },
+
+  /** A FAILED deletion as a new round (its stream still DELETING by it). */
+  retry: (now: string): Change => ({
+    update: [
+      'SET #state = :to, round = round + :one, attempts = attempts + :one,',
+      'failedObjects = :zero, chainsTotal = :zero, chainsSettled = :zero, updatedAt = :now,',
+      'sweepPk = :open, sweepSk = :now REMOVE reason, expiresAt',
+    ].join(' '),
+    names: { '#state': 'state' },
+    values: {
+      ':to': DELETION_TRANSITIONS.retry.to,
+      ':one': 1,
+      ':zero': 0,
+      ':now': now,
+      ':open': OPEN_DELETIONS,
+    },
+    condition: deletionMay('retry'),
+  }),
+
+  /** A mark of progress, won only if the last one is older than `before`. */
+  heartbeat: (ref: DeletionRef, before: Date, now: string): Change => ({
+    update: 'SET updatedAt = :now, sweepSk = :now',
+    values: { ':now': now, ':before': before.toISOString() },
+    condition: all(deletionMay('heartbeat'), atRound(ref.round), {
+      expression: 'sweepSk < :before',
+    }),
+  }),
+
+  /** One more chain of the round has ended. */
+  settled: (deletion: DeletionRef, now: string): Change => ({
+    update: 'ADD chainsSettled :one SET updatedAt = :now, sweepSk = :now',
+    values: { ':one': 1, ':now': now },
+    condition: all(deletionMay('settle'), atRound(deletion.round)),
+  }),
+
+  claimVerification: (deletion: DeletionRef, now: string): Change => ({
+    // atRound binds :round.
+    update: 'SET verifiedRound = :round, updatedAt = :now, sweepSk = :now',
+    values: { ':now': now },
+    condition: all(deletionMay('verify'), atRound(deletion.round), roundIsUnverified),
+  }),
+
+  /** One more attempt, won only if nothing moved since the sweeper read the deletion. */
+  claimStale: (seen: DeletionRecord, now: string): Change => ({
+    update: 'SET attempts = attempts + :one, updatedAt = :now, sweepSk = :now',
+    names: { '#state': 'state' },
+    values: { ':one': 1, ':now': now, ':seen': seen.state, ':updatedAt': seen.updatedAt },
+    condition: all(deletionMay('resume'), atRound(seen.round), {
+      expression: '#state = :seen AND updatedAt = :updatedAt',
+    }),
+  }),
+};

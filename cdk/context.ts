@@ -32,6 +32,7 @@ export function propsFromContext(node: Node): LetheStackProps {
     maxAttempts: number('maxAttempts'),
     workerConcurrency: number('workerConcurrency'),
     receiptRetentionDays: number('receiptRetentionDays'),
+    defaultGraceSeconds: number('defaultGraceSeconds'),
     maxDeletionAge:
       maxDeletionAgeMinutes === undefined ? undefined : Duration.minutes(maxDeletionAgeMinutes),
     alarmEmail: text('alarmEmail'),

@@ -22,12 +22,13 @@ import {
 } from 'aws-cdk-lib/aws-s3';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
-import { SWEEP_INDEX, TTL_ATTRIBUTE } from '../lib/store/layout.ts';
-import { DEFAULTS } from '../lib/support/config.ts';
+import { LIST_INDEX, SWEEP_INDEX, TTL_ATTRIBUTE } from '../lib/store/layout.ts';
+import { DEFAULTS, MAX_GRACE_SECONDS } from '../lib/support/config.ts';
 import { LetheFunction } from './lethe-function.ts';
 import { LetheMonitoring } from './monitoring.ts';
 import { acknowledgeNagFindings } from './nag-suppressions.ts';
 import { letheRestApi } from './rest-api.ts';
+import { StateEvents } from './state-events.ts';
 import { TenantAccess, tenantInvokeStatements } from './tenant-access.ts';
 
 export interface LetheStackProps extends StackProps {
@@ -45,6 +46,11 @@ export interface LetheStackProps extends StackProps {
   readonly workerConcurrency?: number;
   /** Deliveries of a work message before it moves to the dead-letter queue. @default 5 */
   readonly maxReceiveCount?: number;
+  /**
+   * Seconds a deletion waits, cancellable, when its request names no grace window (0 to
+   * 2,592,000). @default 0
+   */
+  readonly defaultGraceSeconds?: number;
   /** Days a finished receipt stays readable, 1 to 36,500. @default 365 */
   readonly receiptRetentionDays?: number;
   /** Alarm when a deletion has been open (PENDING or RUNNING) longer than this. @default 6 hours */
@@ -70,7 +76,11 @@ export class LetheStack extends Stack {
   public readonly deadLetterQueue: Queue;
   public readonly dispatchFailures: Queue;
   public readonly api: RestApi;
-  public readonly functions: Record<'api' | 'dispatcher' | 'worker' | 'sweeper', LetheFunction>;
+  public readonly functions: Record<
+    'api' | 'dispatcher' | 'worker' | 'sweeper' | 'publisher',
+    LetheFunction
+  >;
+  public readonly events: StateEvents;
   public readonly monitoring: LetheMonitoring;
   public readonly tenantAccess: TenantAccess;
 
@@ -88,6 +98,12 @@ export class LetheStack extends Stack {
         `receiptRetentionDays must be an integer from 1 to 36500 (got ${receiptRetentionDays})`,
       );
     }
+    const defaultGrace = props.defaultGraceSeconds ?? DEFAULTS.defaultGraceSeconds;
+    if (!Number.isInteger(defaultGrace) || defaultGrace < 0 || defaultGrace > MAX_GRACE_SECONDS) {
+      throw new Error(
+        `defaultGraceSeconds must be an integer from 0 to ${MAX_GRACE_SECONDS} (got ${defaultGrace})`,
+      );
+    }
     const sweepInterval = Duration.minutes(props.sweepIntervalMinutes ?? 5);
     const dataKeys = `${dataRoot}/*`;
 
@@ -95,9 +111,9 @@ export class LetheStack extends Stack {
       partitionKey: { name: 'pk', type: AttributeType.STRING },
       sortKey: { name: 'sk', type: AttributeType.STRING },
       billingMode: BillingMode.PAY_PER_REQUEST,
-      // The dispatcher and its filter read only the new image; old images would double every
-      // record (chain items carry their open pages).
-      stream: StreamViewType.NEW_IMAGE,
+      // New images for the dispatcher; old ones too, so the publisher can tell a change of a
+      // deletion's state from any other write to it.
+      stream: StreamViewType.NEW_AND_OLD_IMAGES,
       pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
       encryption: TableEncryption.AWS_MANAGED,
       timeToLiveAttribute: TTL_ATTRIBUTE,
@@ -108,6 +124,16 @@ export class LetheStack extends Stack {
       partitionKey: { name: 'sweepPk', type: AttributeType.STRING },
       sortKey: { name: 'sweepSk', type: AttributeType.STRING },
       projectionType: ProjectionType.ALL,
+    });
+    // A tenant's deletions, newest first. Keys and the state only: a state filter reads the
+    // index, the page's items are then read whole, and writes that keep the state (progress,
+    // heartbeats) never touch the index.
+    this.table.addGlobalSecondaryIndex({
+      indexName: LIST_INDEX,
+      partitionKey: { name: 'listPk', type: AttributeType.STRING },
+      sortKey: { name: 'listSk', type: AttributeType.STRING },
+      projectionType: ProjectionType.INCLUDE,
+      nonKeyAttributes: ['state', 'tenant', 'deletionId'],
     });
 
     this.bucket = props.bucketName
@@ -157,7 +183,8 @@ export class LetheStack extends Stack {
       entry: 'functions/sweeper.ts',
       timeout: Duration.seconds(120),
     });
-    this.functions = { api, dispatcher, worker, sweeper };
+    this.events = new StateEvents(this, 'Events', { table: this.table });
+    this.functions = { api, dispatcher, worker, sweeper, publisher: this.events.publisher };
 
     const listData = (fn: { addToRolePolicy(statement: PolicyStatement): void }) =>
       fn.addToRolePolicy(
@@ -169,6 +196,7 @@ export class LetheStack extends Stack {
         }),
       );
     const all = [api, dispatcher, worker, sweeper];
+    api.configure('defaultGraceSeconds', defaultGrace);
     for (const fn of all) {
       fn.bind('tableName', this.table.tableName, (f) => this.table.grantReadWriteData(f))
         .configure('bucket', this.bucket.bucketName)
@@ -260,6 +288,7 @@ export class LetheStack extends Stack {
       workQueue: this.workQueue,
       deadLetterQueue: this.deadLetterQueue,
       dispatchFailures: this.dispatchFailures,
+      publishFailures: this.events.failures,
       api: this.api,
       functions: Object.fromEntries(
         Object.entries(this.functions).map(([name, fn]) => [name, fn.function]),
@@ -277,6 +306,8 @@ export class LetheStack extends Stack {
     new CfnOutput(this, 'WorkQueueUrl', { value: this.workQueue.queueUrl });
     new CfnOutput(this, 'DeadLetterQueueUrl', { value: this.deadLetterQueue.queueUrl });
     new CfnOutput(this, 'DispatchFailuresQueueUrl', { value: this.dispatchFailures.queueUrl });
+    new CfnOutput(this, 'EventBusName', { value: this.events.bus.eventBusName });
+    new CfnOutput(this, 'PublishFailuresQueueUrl', { value: this.events.failures.queueUrl });
     new CfnOutput(this, 'DashboardName', { value: this.monitoring.dashboard.dashboardName });
     new CfnOutput(this, 'TenantInvokePolicyArn', {
       description: `Attach to a principal tagged lethe-tenant=<tenant>: it may call only that tenant's routes`,

@@ -18,12 +18,19 @@ import { Topic } from 'aws-cdk-lib/aws-sns';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { METRICS, METRICS_DIMENSIONS, METRICS_NAMESPACE, type MetricKey } from '../lib/observability/metrics.ts';
+import {
+  METRICS,
+  METRICS_DIMENSIONS,
+  METRICS_NAMESPACE,
+  type MetricKey,
+} from '../lib/observability/metrics.ts';
 
 export interface LetheMonitoringProps {
   readonly workQueue: IQueue;
   readonly deadLetterQueue: IQueue;
   readonly dispatchFailures: IQueue;
+  /** Stream records the publisher could not put on the event bus. */
+  readonly publishFailures: IQueue;
   readonly api: RestApi;
   readonly functions: Record<string, IFunction>;
   /** How often the sweeper runs, and so how often the age of the oldest deletion is reported. */
@@ -55,7 +62,12 @@ export const letheMetric = (key: MetricKey, statistic: string, period: Duration,
 export class LetheMonitoring extends Construct {
   public readonly dashboard: Dashboard;
   public readonly alarms: Record<
-    'deadLetters' | 'dispatchFailures' | 'failedDeletions' | 'longRunningDeletion' | 'apiErrors',
+    | 'deadLetters'
+    | 'dispatchFailures'
+    | 'publishFailures'
+    | 'failedDeletions'
+    | 'longRunningDeletion'
+    | 'apiErrors',
     Alarm
   >;
   /** Where alarms are sent, when an address was given. */
@@ -92,6 +104,11 @@ export class LetheMonitoring extends Construct {
         'DispatchFailuresAlarm',
         props.dispatchFailures,
         "Stream records of new deletions exhausted the dispatcher's retries. The sweeper dispatches the deletions again; read the dispatcher logs for the cause.",
+      ),
+      publishFailures: notEmpty(
+        'PublishFailuresAlarm',
+        props.publishFailures,
+        'State changes of deletions could not be put on the event bus after every retry, so subscribers missed them. Read the publisher logs ("publish failed"); each message names the stream records to replay.',
       ),
       failedDeletions: letheMetric('deletionsFailed', 'Sum', FIVE_MINUTES).createAlarm(
         this,
@@ -167,6 +184,7 @@ export class LetheMonitoring extends Construct {
           graph('Dead letters', [
             depth(props.deadLetterQueue, 'work dead-letter queue'),
             depth(props.dispatchFailures, 'dispatch failures'),
+            depth(props.publishFailures, 'publish failures'),
           ]),
         ],
         [
@@ -222,6 +240,13 @@ export class LetheMonitoring extends Construct {
             width: 8,
             height: 6,
           }),
+        ],
+        [
+          graph(
+            'Scheduled deletions (in their grace window, cancellable)',
+            [letheMetric('scheduledDeletions', 'Maximum', sweepPeriod, 'scheduled')],
+            [letheMetric('eventsPublished', 'Sum', FIVE_MINUTES, 'state changes published')],
+          ),
         ],
       ],
     });

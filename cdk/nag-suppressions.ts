@@ -56,6 +56,11 @@ export function acknowledgeNagFindings(stack: LetheStack, options: { apiLogging:
     "This queue is itself a dead-letter destination: the on-failure destination of the dispatcher's stream event source. cdk-nag only recognizes redrive-policy DLQs.",
   );
   acknowledge(
+    stack.events.failures,
+    'SQS3',
+    "This queue is itself a dead-letter destination: the on-failure destination of the publisher's stream event source. cdk-nag only recognizes redrive-policy DLQs.",
+  );
+  acknowledge(
     stack.api,
     'APIG2',
     'The api function validates every request (names, deletion ids, JSON body, size) and answers the documented machine-readable 4xx codes; an API Gateway validator would answer with different codes than the local runtime and duplicate that contract.',

@@ -4,7 +4,7 @@ export {
   type HttpAnswer,
   type HttpApiOptions,
   type HttpHandler,
-  type Subject,
 } from './http-api.ts';
 export { Receipts } from './receipts.ts';
+export type { Reply, Request, Subject } from './request.ts';
 export { matchPath, type Operation, ROUTES, type Route } from './routes.ts';

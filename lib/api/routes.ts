@@ -20,8 +20,23 @@ export const ROUTES = [
   },
   {
     method: 'GET',
+    resource: '/v1/tenants/{tenant}/deletions',
+    operation: 'listDeletions',
+  },
+  {
+    method: 'GET',
     resource: '/v1/tenants/{tenant}/deletions/{deletionId}',
     operation: 'getDeletion',
+  },
+  {
+    method: 'POST',
+    resource: '/v1/tenants/{tenant}/deletions/{deletionId}/cancel',
+    operation: 'cancelDeletion',
+  },
+  {
+    method: 'POST',
+    resource: '/v1/tenants/{tenant}/deletions/{deletionId}/expedite',
+    operation: 'expediteDeletion',
   },
   {
     method: 'POST',

@@ -50,14 +50,46 @@ export class StreamDeletingError extends LetheError {
   readonly code = 'StreamDeleting';
   readonly status = 409;
   override readonly name = 'StreamDeletingError';
+  readonly deletionId: string | undefined;
+
+  /**
+   * `executeAfter`, when the deletion is still in its grace window: the refusal says so, and
+   * its Retry-After reaches past the window.
+   */
   constructor(
-    tenant: string,
-    stream: string,
-    readonly deletionId: string | undefined,
+    stream: { tenant: string; stream: string; deletionId?: string; executeAfter?: string },
     retryAfterSeconds: number,
+    now: Date,
   ) {
-    super(`stream ${tenant}/${stream} is being deleted; retry after the deletion completes`);
-    this.headers['Retry-After'] = String(retryAfterSeconds);
+    const name = `${stream.tenant}/${stream.stream}`;
+    const id = stream.deletionId ? ` (deletion ${stream.deletionId})` : '';
+    const window = stream.executeAfter ? Date.parse(stream.executeAfter) - now.getTime() : 0;
+    super(
+      window > 0
+        ? `stream ${name} is scheduled for deletion at ${stream.executeAfter}${id}; cancel the deletion to keep it, or retry after it completes`
+        : `stream ${name} is being deleted${id}; retry after the deletion completes`,
+    );
+    this.deletionId = stream.deletionId;
+    const seconds = Math.max(0, Math.ceil(window / 1000)) + retryAfterSeconds;
+    this.headers['Retry-After'] = String(seconds);
+  }
+}
+
+export class DeletionNotCancellableError extends LetheError {
+  readonly code = 'DeletionNotCancellable';
+  readonly status = 409;
+  override readonly name = 'DeletionNotCancellableError';
+  constructor(deletionId: string, state: string) {
+    super(`deletion ${deletionId} is ${state}: only a SCHEDULED deletion can be cancelled`);
+  }
+}
+
+export class DeletionNotScheduledError extends LetheError {
+  readonly code = 'DeletionNotScheduled';
+  readonly status = 409;
+  override readonly name = 'DeletionNotScheduledError';
+  constructor(deletionId: string, state: string) {
+    super(`deletion ${deletionId} is ${state}: only a SCHEDULED deletion can be expedited`);
   }
 }
 

@@ -7,7 +7,14 @@
 export const STREAM_STATES = ['ACTIVE', 'DELETING', 'DELETED'] as const;
 export type StreamState = (typeof STREAM_STATES)[number];
 
-export const DELETION_STATES = ['PENDING', 'RUNNING', 'COMPLETED', 'FAILED'] as const;
+export const DELETION_STATES = [
+  'SCHEDULED',
+  'PENDING',
+  'RUNNING',
+  'COMPLETED',
+  'FAILED',
+  'CANCELLED',
+] as const;
 export type DeletionState = (typeof DELETION_STATES)[number];
 
 export interface Transition<S extends string> {
@@ -28,6 +35,8 @@ export const STREAM_TRANSITIONS = {
   tombstone: { from: ['ACTIVE'], to: 'DELETING' },
   /** The deletion completed: the name is free, its generation kept for the next incarnation. */
   free: { from: ['DELETING'], to: 'DELETED' },
+  /** Its deletion was cancelled in its grace window: the same incarnation, writable again. */
+  restore: { from: ['DELETING'], to: 'ACTIVE' },
 } as const satisfies Record<string, Transition<StreamState>>;
 
 export const STREAM_ACTIVITIES = {
@@ -36,8 +45,14 @@ export const STREAM_ACTIVITIES = {
 } as const satisfies Record<string, Activity<StreamState>>;
 
 export const DELETION_TRANSITIONS = {
-  /** The tombstone's record: created PENDING. */
+  /** The tombstone's record, without a grace window: created PENDING. */
   request: { from: [], to: 'PENDING' },
+  /** The tombstone's record, with a grace window: created SCHEDULED, its data untouched. */
+  schedule: { from: [], to: 'SCHEDULED' },
+  /** The grace window is over (or the deletion was expedited): it may start. */
+  begin: { from: ['SCHEDULED'], to: 'PENDING' },
+  /** Taken back within the grace window: nothing was, or will be, deleted. */
+  cancel: { from: ['SCHEDULED'], to: 'CANCELLED' },
   /** Every chain of the round is registered: the pages may run. */
   start: { from: ['PENDING'], to: 'RUNNING' },
   /** Verification found the location not empty: list it again in a new round. */
@@ -64,8 +79,11 @@ export const DELETION_ACTIVITIES = {
 export type DeletionTransition = keyof typeof DELETION_TRANSITIONS;
 export type StreamTransition = keyof typeof STREAM_TRANSITIONS;
 
-/** Deletions still under way: the sweeper watches them. */
+/** Deletions under way: the sweeper watches them for progress. */
 export const OPEN_DELETION_STATES = DELETION_ACTIVITIES.resume.in;
+
+/** Deletions that have ended, one way or another: their receipts no longer change. */
+export const ENDED_DELETION_STATES = ['COMPLETED', 'FAILED', 'CANCELLED'] as const;
 
 export const canDeletion = (
   step: DeletionTransition | keyof typeof DELETION_ACTIVITIES,
@@ -80,3 +98,6 @@ export const canDeletion = (
 
 export const isOpen = (state: DeletionState) =>
   (OPEN_DELETION_STATES as readonly DeletionState[]).includes(state);
+
+export const hasEnded = (state: DeletionState) =>
+  (ENDED_DELETION_STATES as readonly DeletionState[]).includes(state);

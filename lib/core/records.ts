@@ -14,6 +14,8 @@ export interface StreamRecord {
   createdAt: string;
   updatedAt: string;
   deletionId?: string;
+  /** While DELETING: when its deletion may start (so a refusal can say how long to wait). */
+  executeAfter?: string;
   /** Ingests admitted and not yet finished; a writer that died leaves its count behind. */
   inflightIngests?: number;
   lastIngestAt?: string;
@@ -45,16 +47,27 @@ export interface DeletionRecord extends DeletionRef {
   /** The last round whose verification a worker claimed (one listing of the location per round). */
   verifiedRound?: number;
   requestedAt: string;
+  /** When the physical deletion may start: `requestedAt`, or after the grace window. */
+  executeAfter: string;
   updatedAt: string;
   completedAt?: string;
+  cancelledAt?: string;
   /** The bucket keeps versions: every version and delete marker is deleted, by version id. */
   versioned?: boolean;
   /** Why a deletion FAILED when no single key explains it (stalled, location never empties). */
   reason?: FailureReason;
 }
 
-/** A new deletion of the incarnation `stream` stands for: PENDING, round 1, nothing counted. */
-export function newDeletion(stream: StreamRecord, deletionId: string, now: string): DeletionRecord {
+/**
+ * A new deletion of the incarnation `stream` stands for, round 1, nothing counted: PENDING, or
+ * SCHEDULED until `executeAfter` when that lies ahead.
+ */
+export function newDeletion(
+  stream: StreamRecord,
+  deletionId: string,
+  now: string,
+  executeAfter = now,
+): DeletionRecord {
   return {
     type: 'DELETION',
     deletionId,
@@ -63,7 +76,7 @@ export function newDeletion(stream: StreamRecord, deletionId: string, now: strin
     generation: stream.generation,
     bucket: stream.bucket,
     prefix: stream.prefix,
-    state: 'PENDING',
+    state: executeAfter > now ? 'SCHEDULED' : 'PENDING',
     round: 1,
     attempts: 1,
     objectsDeleted: 0,
@@ -72,6 +85,7 @@ export function newDeletion(stream: StreamRecord, deletionId: string, now: strin
     chainsTotal: 0,
     chainsSettled: 0,
     requestedAt: now,
+    executeAfter,
     updatedAt: now,
   };
 }

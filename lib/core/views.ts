@@ -24,7 +24,9 @@ export interface DeletionReceipt {
   objectsDeleted: number;
   bytesDeleted: number;
   requestedAt: string;
+  executeAfter: string;
   completedAt?: string;
+  cancelledAt?: string;
   attempts: number;
   /** Keys that could not be deleted, or a key-less reason (a stalled deletion). */
   failures?: Array<{ key?: string; versionId?: string; code: string; message: string }>;
@@ -62,7 +64,9 @@ export function toReceipt(
     objectsDeleted: totals.objectsDeleted,
     bytesDeleted: totals.bytesDeleted,
     requestedAt: record.requestedAt,
+    executeAfter: record.executeAfter ?? record.requestedAt,
     ...(record.completedAt ? { completedAt: record.completedAt } : {}),
+    ...(record.cancelledAt ? { cancelledAt: record.cancelledAt } : {}),
     attempts: record.attempts,
     ...(failed ? { failures: [...reasons, ...failures], failedObjects: totals.failedObjects } : {}),
   };

@@ -30,9 +30,11 @@ export function createApiHandler(env?: Env, clients?: Clients) {
   const api = createHttpApi({
     streams: pipeline.streams,
     deletions: pipeline.deletions,
+    index: pipeline.index,
     receipts: new Receipts(pipeline),
     writer: pipeline.writer,
     maxEventsBytes: config.maxEventsBytes,
+    defaultGraceSeconds: config.defaultGraceSeconds,
     onUnexpectedError: (error) => telemetry.logger.error('unexpected error', error as Error),
   });
   return apiHandler(api, telemetry);

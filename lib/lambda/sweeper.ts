@@ -9,14 +9,17 @@ import { boot, type Env } from './boot.ts';
  * deletion, measured before the sweep so that a sweeper that keeps failing still reports it.
  */
 export const sweeperHandler =
-  (sweeper: Pick<Sweeper, 'sweep' | 'oldestOpen'>, telemetry: Telemetry) =>
+  (sweeper: Pick<Sweeper, 'sweep' | 'oldestOpen' | 'scheduled'>, telemetry: Telemetry) =>
   async (_event?: unknown, context?: Context) =>
     telemetry.invocation(context, {}, async () => {
       const oldest = await sweeper.oldestOpen();
       sample('oldestDeletionAge', oldest?.ageSeconds ?? 0);
       const report = await sweeper.sweep();
+      const scheduled = await sweeper.scheduled();
+      sample('scheduledDeletions', scheduled);
       telemetry.logger.info('swept', {
         ...report,
+        scheduled,
         ...(oldest
           ? {
               oldest: {

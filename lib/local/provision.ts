@@ -6,6 +6,11 @@ import {
   ResourceInUseException,
   UpdateTimeToLiveCommand,
 } from '@aws-sdk/client-dynamodb';
+import {
+  CreateEventBusCommand,
+  type EventBridgeClient,
+  ResourceAlreadyExistsException,
+} from '@aws-sdk/client-eventbridge';
 import { CreateBucketCommand, type S3Client } from '@aws-sdk/client-s3';
 import {
   CreateQueueCommand,
@@ -49,6 +54,8 @@ export interface LocalResources {
   tableName: string;
   streamArn: string;
   bucket: string;
+  /** Event buses, by name. */
+  buses: string[];
   queues: LocalQueue[];
   functions: LocalFunction[];
   eventSources: LocalEventSource[];
@@ -59,6 +66,7 @@ export interface ProvisionClients {
   dynamodb: DynamoDBClient;
   sqs: SQSClient;
   s3: S3Client;
+  eventbridge: EventBridgeClient;
 }
 
 /** `WorkBF636A8B` -> `work`: logical ids without CDK's hash, for readable local names. */
@@ -117,6 +125,16 @@ export async function provision(
     refs[logicalId] = url;
     arns[logicalId] = Attributes?.QueueArn ?? `arn:aws:sqs:${region}:${ACCOUNT}:${name}`;
     queues.push({ logicalId, url, arn: arns[logicalId], visibilityTimeoutSeconds: visibility });
+  }
+
+  // Event buses (the name is the stack's, prefixed: `lethe-...`, so a test can find it).
+  const buses: string[] = [];
+  for (const { logicalId } of resourcesOfType(template, 'AWS::Events::EventBus')) {
+    const name = `${namePrefix}-${baseName(logicalId)}`;
+    await createEventBus(clients.eventbridge, name);
+    refs[logicalId] = name;
+    arns[logicalId] = `arn:aws:events:${region}:${ACCOUNT}:event-bus/${name}`;
+    buses.push(name);
   }
 
   const [bucketResource] = resourcesOfType(template, 'AWS::S3::Bucket');
@@ -195,7 +213,7 @@ export async function provision(
     }));
   });
 
-  return { tableName, streamArn, bucket, queues, functions, eventSources, schedules };
+  return { tableName, streamArn, bucket, buses, queues, functions, eventSources, schedules };
 }
 
 async function createTable(
@@ -247,6 +265,14 @@ async function createQueue(client: SQSClient, name: string, attributes: Record<s
   );
   if (!QueueUrl) throw new Error(`queue ${name} has no URL`);
   return QueueUrl;
+}
+
+async function createEventBus(client: EventBridgeClient, name: string) {
+  try {
+    await client.send(new CreateEventBusCommand({ Name: name }));
+  } catch (error) {
+    if (!(error instanceof ResourceAlreadyExistsException)) throw error;
+  }
 }
 
 async function createBucket(client: S3Client, bucket: string) {

@@ -23,6 +23,10 @@ export const METRICS = {
   deletionsFailed: { name: 'DeletionsFailed', unit: 'Count' },
   /** From the request to COMPLETED, one value per completed deletion. */
   deletionDuration: { name: 'DeletionDuration', unit: 'Seconds' },
+  /** Deletion state changes put on the event bus (at least once: a retry may put one again). */
+  eventsPublished: { name: 'EventsPublished', unit: 'Count' },
+  /** Emitted by every sweep: deletions waiting out their grace window. */
+  scheduledDeletions: { name: 'ScheduledDeletions', unit: 'Count' },
   /** Emitted by every sweep: how long ago the oldest open deletion was requested (0 if none). */
   oldestDeletionAge: { name: 'OldestDeletionAge', unit: 'Seconds' },
 } as const satisfies Record<string, { name: string; unit: 'Count' | 'Bytes' | 'Seconds' }>;

@@ -4,5 +4,11 @@ export { DeletionFence } from './fence.ts';
 export { type FinalizeOutcome, Finalizer, isReadyToVerify } from './finalizer.ts';
 export { PageWorker, type WorkOutcome } from './page-worker.ts';
 export { type DeletionEvents, unobserved } from './ports.ts';
+export {
+  DELETION_STATE_CHANGE,
+  type DeletionChange,
+  type PublishOutcome,
+  StateChangePublisher,
+} from './publisher.ts';
 export { Sweeper, type SweepReport } from './sweeper.ts';
 export { createPipeline, type Pipeline, type PipelineOptions } from './wiring.ts';

@@ -1,7 +1,13 @@
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { DeletionRecord, FailureReason, WorkMessage } from '../core/index.ts';
 import type { PageDeleter } from '../s3/index.ts';
-import type { ChainStore, DeletionStore, FailureStore, StreamStore } from '../store/index.ts';
+import type {
+  ChainStore,
+  DeletionIndex,
+  DeletionStore,
+  FailureStore,
+  StreamStore,
+} from '../store/index.ts';
 
 /**
  * What the pipeline's steps need from the layers below, as narrow types: each step names the
@@ -9,6 +15,7 @@ import type { ChainStore, DeletionStore, FailureStore, StreamStore } from '../st
  */
 export type Deletions<K extends keyof DeletionStore> = Pick<DeletionStore, K>;
 export type Chains<K extends keyof ChainStore> = Pick<ChainStore, K>;
+export type Index<K extends keyof DeletionIndex> = Pick<DeletionIndex, K>;
 export type Streams<K extends keyof StreamStore> = Pick<StreamStore, K>;
 export type Failures<K extends keyof FailureStore> = Pick<FailureStore, K>;
 export type Deleter = Pick<PageDeleter, 'deletePage'>;

@@ -8,10 +8,11 @@ import {
 import { failpoint } from '../support/index.ts';
 import type { Dispatcher } from './dispatcher.ts';
 import { type Finalizer, isReadyToVerify } from './finalizer.ts';
-import type { Chains, DeletionEvents, Deletions, WorkSender } from './ports.ts';
+import type { Chains, DeletionEvents, Deletions, Index, WorkSender } from './ports.ts';
 
 export interface SweeperOptions {
-  readonly deletions: Deletions<'stale' | 'claimStale'>;
+  readonly deletions: Deletions<'claimStale' | 'begin'>;
+  readonly index: Index<'stale' | 'due' | 'scheduled'>;
   readonly chains: Chains<'list'>;
   readonly queue: WorkSender;
   readonly dispatcher: Pick<Dispatcher, 'dispatch'>;
@@ -25,6 +26,9 @@ export interface SweeperOptions {
 }
 
 export interface SweepReport {
+  /** Scheduled deletions whose grace window was over, and how many of them this sweep began. */
+  due: number;
+  begun: number;
   stale: number;
   resumed: number;
   failed: number;
@@ -38,6 +42,7 @@ export interface SweepReport {
  */
 export class Sweeper {
   readonly #deletions: SweeperOptions['deletions'];
+  readonly #index: SweeperOptions['index'];
   readonly #chains: SweeperOptions['chains'];
   readonly #queue: WorkSender;
   readonly #dispatcher: SweeperOptions['dispatcher'];
@@ -49,6 +54,7 @@ export class Sweeper {
 
   constructor(options: SweeperOptions) {
     this.#deletions = options.deletions;
+    this.#index = options.index;
     this.#chains = options.chains;
     this.#queue = options.queue;
     this.#dispatcher = options.dispatcher;
@@ -60,9 +66,18 @@ export class Sweeper {
   }
 
   async sweep(): Promise<SweepReport> {
-    const report: SweepReport = { stale: 0, resumed: 0, failed: 0, messages: 0 };
-    const cutoff = new Date(this.#clock.now().getTime() - this.#staleAfterMs);
-    for await (const seen of this.#deletions.stale(cutoff)) {
+    const report: SweepReport = { due: 0, begun: 0, stale: 0, resumed: 0, failed: 0, messages: 0 };
+    const now = this.#clock.now();
+    // A due deletion begins with one conditional write (SCHEDULED -> PENDING); the table's
+    // stream hands it to the dispatcher. A cancel racing it wins or loses by its condition.
+    for await (const due of this.#index.due(now)) {
+      report.due++;
+      if ((await this.#deletions.begin(due)).status !== 'ok') continue;
+      report.begun++;
+      failpoint('sweeper.after-begin');
+    }
+    const cutoff = new Date(now.getTime() - this.#staleAfterMs);
+    for await (const seen of this.#index.stale(cutoff)) {
       report.stale++;
       const claim = await this.#deletions.claimStale(seen);
       if (claim.status !== 'ok') continue;
@@ -83,13 +98,18 @@ export class Sweeper {
     return report;
   }
 
+  /** How many deletions wait out their grace window. */
+  async scheduled(): Promise<number> {
+    return this.#index.scheduled();
+  }
+
   /** The open deletion requested longest ago, with its age in seconds. */
   async oldestOpen(): Promise<{ deletion: DeletionRecord; ageSeconds: number } | undefined> {
     const now = this.#clock.now();
     // Every open deletion is in the sweep index; its sort key (last progress) is never ahead of
     // now by more than clock skew, so a cutoff a day ahead reads them all.
     let oldest: DeletionRecord | undefined;
-    for await (const deletion of this.#deletions.stale(new Date(now.getTime() + 86_400_000))) {
+    for await (const deletion of this.#index.stale(new Date(now.getTime() + 86_400_000))) {
       if (!oldest || deletion.requestedAt < oldest.requestedAt) oldest = deletion;
     }
     return oldest && { deletion: oldest, ageSeconds: secondsBetween(oldest.requestedAt, now) };

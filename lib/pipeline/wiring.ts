@@ -1,8 +1,10 @@
+import { EventBus } from '../bus/index.ts';
 import { type Clock, systemClock } from '../core/index.ts';
 import { WorkQueue } from '../queue/index.ts';
 import { EventWriter, PageDeleter } from '../s3/index.ts';
 import {
   ChainStore,
+  DeletionIndex,
   DeletionStore,
   documentClient,
   FailureStore,
@@ -15,6 +17,7 @@ import { DeletionFence } from './fence.ts';
 import { Finalizer } from './finalizer.ts';
 import { PageWorker } from './page-worker.ts';
 import { type DeletionEvents, unobserved } from './ports.ts';
+import { StateChangePublisher } from './publisher.ts';
 import { Sweeper } from './sweeper.ts';
 
 export interface PipelineOptions {
@@ -47,6 +50,7 @@ export function createPipeline({
     clock,
   });
   const chains = new ChainStore({ table, deletions });
+  const index = new DeletionIndex({ table });
   const failures = new FailureStore({ table });
   const queue = new WorkQueue({ client: clients.sqs, queueUrl: config.queueUrl });
   const finalizer = new Finalizer({
@@ -86,6 +90,7 @@ export function createPipeline({
   });
   const sweeper = new Sweeper({
     deletions,
+    index,
     chains,
     queue,
     dispatcher,
@@ -94,6 +99,9 @@ export function createPipeline({
     staleAfterSeconds: config.staleAfterSeconds,
     maxAttempts: config.maxAttempts,
     clock,
+  });
+  const publisher = new StateChangePublisher({
+    bus: new EventBus({ client: clients.eventbridge, busName: config.eventBusName }),
   });
   const writer = new EventWriter({
     client: clients.s3,
@@ -104,9 +112,11 @@ export function createPipeline({
   return {
     streams,
     deletions,
+    index,
     chains,
     failures,
     queue,
+    publisher,
     finalizer,
     dispatcher,
     worker,

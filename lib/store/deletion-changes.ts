@@ -6,7 +6,7 @@ import {
   type FailureReason,
 } from '../core/index.ts';
 import { all, atRound, type Condition, deletionMay } from './conditions.ts';
-import { OPEN_DELETIONS } from './layout.ts';
+import { keys, OPEN_DELETIONS, SCHEDULED_DELETIONS } from './layout.ts';
 import type { Change } from './table.ts';
 
 /**
@@ -38,6 +38,10 @@ function transition(
   };
 }
 
+/** When a finished receipt expires (DynamoDB's TTL, epoch seconds). */
+const expiry = (now: Date, retentionDays: number) =>
+  Math.floor(now.getTime() / 1000) + retentionDays * 86_400;
+
 /** What ending a deletion writes: its final totals, and when the receipt expires. */
 function ending(deletion: DeletionRecord, now: Date, retentionDays: number) {
   return {
@@ -47,7 +51,7 @@ function ending(deletion: DeletionRecord, now: Date, retentionDays: number) {
     ].join(' '),
     values: {
       ':now': now.toISOString(),
-      ':expires': Math.floor(now.getTime() / 1000) + retentionDays * 86_400,
+      ':expires': expiry(now, retentionDays),
       ':objects': deletion.objectsDeleted,
       ':bytes': deletion.bytesDeleted,
       ':failed': deletion.failedObjects,
@@ -56,8 +60,34 @@ function ending(deletion: DeletionRecord, now: Date, retentionDays: number) {
 }
 
 export const deletionChanges = {
-  /** Open deletions carry the sweep index's keys: last progress first. */
-  sweepKeys: (now: string) => ({ sweepPk: OPEN_DELETIONS, sweepSk: now }),
+  /**
+   * The index keys of a new deletion: listed under its tenant; in the sweep index as open (by
+   * last progress) or scheduled (by when it may start).
+   */
+  indexKeys: (deletion: DeletionRecord) => ({
+    ...keys.listed(deletion),
+    ...(deletion.state === 'SCHEDULED'
+      ? { sweepPk: SCHEDULED_DELETIONS, sweepSk: deletion.executeAfter }
+      : { sweepPk: OPEN_DELETIONS, sweepSk: deletion.updatedAt }),
+  }),
+
+  /** SCHEDULED -> PENDING: it may start (at `executeAfter`, or now when expedited). */
+  begin: (deletion: DeletionRef, executeAfter: string, now: string) =>
+    transition(
+      deletion,
+      'begin',
+      'SET #state = :to, executeAfter = :executeAfter, updatedAt = :now, sweepPk = :open, sweepSk = :now',
+      { ':executeAfter': executeAfter, ':now': now, ':open': OPEN_DELETIONS },
+    ),
+
+  /** SCHEDULED -> CANCELLED: it leaves the sweep index, its receipt expires in time. */
+  cancel: (deletion: DeletionRef, now: Date, retentionDays: number) =>
+    transition(
+      deletion,
+      'cancel',
+      'SET #state = :to, cancelledAt = :now, updatedAt = :now, expiresAt = :expires REMOVE sweepPk, sweepSk',
+      { ':now': now.toISOString(), ':expires': expiry(now, retentionDays) },
+    ),
 
   start: (deletion: DeletionRef, chainsTotal: number, versioned: boolean, now: string) =>
     transition(

@@ -1,8 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import {
   type Clock,
+  DeletionNotCancellableError,
   DeletionNotFoundError,
   DeletionNotRetryableError,
+  DeletionNotScheduledError,
   type DeletionRecord,
   type DeletionRef,
   duplicate,
@@ -17,14 +19,14 @@ import {
 import { failpoint, RETRY, retry } from '../support/index.ts';
 import { deletionMay } from './conditions.ts';
 import { deletionChanges as changes } from './deletion-changes.ts';
-import { keys, OPEN_DELETIONS, SWEEP_INDEX } from './layout.ts';
+import { keys } from './layout.ts';
 import type { StreamStore } from './stream-store.ts';
 import type { Change, Table, TransactItem } from './table.ts';
 
 export interface DeletionStoreOptions {
   readonly table: Table;
   /** The stream item's owner, for its part in the tombstone and completion transactions. */
-  readonly streams: Pick<StreamStore, 'find' | 'tombstone' | 'free'>;
+  readonly streams: Pick<StreamStore, 'find' | 'tombstone' | 'free' | 'restore' | 'rescheduled'>;
   /** Days a finished receipt stays readable before DynamoDB's TTL removes it. @default 365 */
   readonly receiptRetentionDays?: number;
   readonly clock?: Clock;
@@ -57,9 +59,10 @@ export class DeletionStore {
 
   /**
    * Marks the stream DELETING and writes its deletion record in one transaction: when this
-   * returns, the tombstone is durable. A repeat returns the deletion already under way.
+   * returns, the tombstone is durable. With a grace window the deletion is SCHEDULED until it
+   * ends. A repeat returns the deletion already under way (its window unmoved).
    */
-  async request(tenant: string, stream: string): Promise<DeletionRequest> {
+  async request(tenant: string, stream: string, graceSeconds = 0): Promise<DeletionRequest> {
     return retry<DeletionRequest>(RETRY.contention, async () => {
       const current = await this.#streams.find(tenant, stream);
       if (!current || current.state === 'DELETED') throw new StreamNotFoundError(tenant, stream);
@@ -67,13 +70,15 @@ export class DeletionStore {
         const deletion = await this.get(tenant, current.deletionId);
         if (deletion) return { done: true, value: { created: false, deletion } };
       }
-      const now = this.#clock.now().toISOString();
-      const deletion = newDeletion(current, this.#newId(), now);
+      const now = this.#clock.now();
+      const executeAfter = new Date(now.getTime() + graceSeconds * 1000).toISOString();
+      const deletion = newDeletion(current, this.#newId(), now.toISOString(), executeAfter);
+      const step = deletion.state === 'SCHEDULED' ? 'schedule' : 'request';
       const result = await this.#table.transact([
-        this.#streams.tombstone(current, deletion.deletionId, now),
+        this.#streams.tombstone(current, deletion),
         this.#table.putItem(
-          { ...this.#key(deletion), ...deletion, ...changes.sweepKeys(now) },
-          deletionMay('request'),
+          { ...this.#key(deletion), ...deletion, ...changes.indexKeys(deletion) },
+          deletionMay(step),
         ),
       ]);
       if (!result.ok) return { done: false, why: `delete ${tenant}/${stream} lost a race` };
@@ -84,6 +89,43 @@ export class DeletionStore {
 
   async get(tenant: string, deletionId: string): Promise<DeletionRecord | undefined> {
     return this.#table.read<DeletionRecord>(keys.deletion(tenant, deletionId));
+  }
+
+  /** SCHEDULED -> PENDING once its grace window is over (the sweeper finds it due). */
+  async begin(deletion: DeletionRecord): Promise<Outcome> {
+    return this.#write(deletion, changes.begin(deletion, deletion.executeAfter, this.#now()));
+  }
+
+  /** SCHEDULED -> PENDING now, whatever its window said. */
+  async expedite(tenant: string, deletionId: string): Promise<DeletionRecord> {
+    const deletion = await this.#scheduled(tenant, deletionId, DeletionNotScheduledError);
+    const now = this.#now();
+    const result = await this.#table.transact([
+      this.#table.updateItem(this.#key(deletion), changes.begin(deletion, now, now)),
+      this.#streams.rescheduled(deletion, now),
+    ]);
+    if (!result.ok) return this.expedite(tenant, deletionId);
+    return { ...deletion, state: 'PENDING', executeAfter: now, updatedAt: now };
+  }
+
+  /**
+   * SCHEDULED -> CANCELLED, and its stream ACTIVE again with the same generation, in one
+   * transaction. It races the deletion's start only through their conditions: one of the two
+   * wins, and a cancelled deletion never listed, let alone deleted, anything.
+   */
+  async cancel(tenant: string, deletionId: string): Promise<DeletionRecord> {
+    const deletion = await this.#scheduled(tenant, deletionId, DeletionNotCancellableError);
+    const now = this.#clock.now();
+    const result = await this.#table.transact([
+      this.#table.updateItem(
+        this.#key(deletion),
+        changes.cancel(deletion, now, this.#retentionDays),
+      ),
+      this.#streams.restore(deletion, now.toISOString()),
+    ]);
+    if (!result.ok) return this.cancel(tenant, deletionId);
+    const at = now.toISOString();
+    return { ...deletion, state: 'CANCELLED', cancelledAt: at, updatedAt: at };
   }
 
   /** PENDING -> RUNNING once every chain of the round is registered. */
@@ -166,15 +208,6 @@ export class DeletionStore {
     return (await this.#write(deletion, change)).status === 'ok' ? ok(undefined) : duplicate();
   }
 
-  /** Open deletions whose last progress is older than `cutoff`. */
-  stale(cutoff: Date): AsyncGenerator<DeletionRecord> {
-    return this.#table.query<DeletionRecord>({
-      IndexName: SWEEP_INDEX,
-      KeyConditionExpression: 'sweepPk = :open AND sweepSk < :cutoff',
-      ExpressionAttributeValues: { ':open': OPEN_DELETIONS, ':cutoff': cutoff.toISOString() },
-    });
-  }
-
   /**
    * Claims a stale deletion for one resume attempt: succeeds only if nothing moved since the
    * sweeper read it, so concurrent sweepers and late workers cannot both act on it.
@@ -185,6 +218,18 @@ export class DeletionStore {
       changes.claimStale(seen, this.#now()),
     );
     return written.ok ? ok(written.item) : duplicate(written.old);
+  }
+
+  /** The deletion, if it is SCHEDULED; otherwise the refusal `refused` names. */
+  async #scheduled(
+    tenant: string,
+    deletionId: string,
+    refused: new (deletionId: string, state: string) => Error,
+  ): Promise<DeletionRecord> {
+    const deletion = await this.get(tenant, deletionId);
+    if (!deletion) throw new DeletionNotFoundError(tenant, deletionId);
+    if (deletion.state !== 'SCHEDULED') throw new refused(deletionId, deletion.state);
+    return deletion;
   }
 
   async #write(deletion: DeletionRef, change: Change): Promise<Outcome> {

@@ -2,8 +2,16 @@
 
 export { ChainStore, type PageCounts } from './chain-store.ts';
 export type { Condition } from './conditions.ts';
+export { DeletionIndex, type DeletionPage } from './deletion-index.ts';
 export { type DeletionRequest, DeletionStore } from './deletion-store.ts';
 export { FailureStore } from './failure-store.ts';
-export { keys, OPEN_DELETIONS, SWEEP_INDEX, TTL_ATTRIBUTE } from './layout.ts';
+export {
+  keys,
+  LIST_INDEX,
+  OPEN_DELETIONS,
+  SCHEDULED_DELETIONS,
+  SWEEP_INDEX,
+  TTL_ATTRIBUTE,
+} from './layout.ts';
 export { type CreateResult, type StreamPage, StreamStore } from './stream-store.ts';
 export { documentClient, Table } from './table.ts';

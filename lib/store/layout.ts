@@ -6,8 +6,12 @@
 /** Name of the sparse index of open deletions, keyed by their last progress. */
 export const SWEEP_INDEX = 'sweep';
 
-/** Partition of the sweep index: only open deletions carry `sweepPk`. */
+/** Partitions of the sweep index: open deletions by last progress, scheduled ones by start. */
 export const OPEN_DELETIONS = 'OPEN';
+export const SCHEDULED_DELETIONS = 'SCHEDULED';
+
+/** Name of the index of a tenant's deletions, newest first (`listPk`, `listSk`). */
+export const LIST_INDEX = 'byTenant';
 
 /** The attribute DynamoDB's TTL reads (epoch seconds). */
 export const TTL_ATTRIBUTE = 'expiresAt';
@@ -40,6 +44,11 @@ export const keys = {
     pk: `DELETION#${deletionId}`,
     sk: `FAILURE#${round}#${key}`,
   }),
+  /** The list index's keys of a deletion: its tenant, and when it was requested. */
+  listed: (deletion: { tenant: string; deletionId: string; requestedAt: string }) => ({
+    listPk: `TENANT#${deletion.tenant}`,
+    listSk: `${deletion.requestedAt}#${deletion.deletionId}`,
+  }),
   failuresOf: (deletionId: string, round: number) => ({
     pk: `DELETION#${deletionId}`,
     skPrefix: `FAILURE#${round}#`,
@@ -49,6 +58,14 @@ export const keys = {
 /** Strips the table's own attributes from an item read back, leaving the domain record. */
 export function recordOf<T>(item: Record<string, unknown> | undefined): T | undefined {
   if (!item) return undefined;
-  const { pk: _pk, sk: _sk, sweepPk: _sweepPk, sweepSk: _sweepSk, ...record } = item;
+  const {
+    pk: _pk,
+    sk: _sk,
+    sweepPk: _sweepPk,
+    sweepSk: _sweepSk,
+    listPk: _listPk,
+    listSk: _listSk,
+    ...record
+  } = item;
   return record as T;
 }

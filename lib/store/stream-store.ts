@@ -1,6 +1,8 @@
 import {
   BadRequestError,
   type Clock,
+  type DeletionRecord,
+  STREAM_TRANSITIONS,
   StreamDeletingError,
   StreamNotFoundError,
   type StreamRecord,
@@ -139,13 +141,40 @@ export class StreamStore {
     });
   }
 
-  /** The stream's part of the tombstone transaction: ACTIVE at the generation read -> DELETING. */
-  tombstone(current: StreamRecord, deletionId: string, now: string): TransactItem {
+  /**
+   * The stream's part of the tombstone transaction: ACTIVE at the generation read -> DELETING,
+   * with when its deletion may start.
+   */
+  tombstone(current: StreamRecord, deletion: DeletionRecord): TransactItem {
     return this.#table.updateItem(keys.stream(current.tenant, current.stream), {
-      update: 'SET #state = :deleting, deletionId = :id, updatedAt = :now',
+      update: 'SET #state = :to, deletionId = :id, executeAfter = :executeAfter, updatedAt = :now',
       names: { '#state': 'state' },
-      values: { ':deleting': 'DELETING', ':id': deletionId, ':now': now },
+      values: {
+        ':to': STREAM_TRANSITIONS.tombstone.to,
+        ':id': deletion.deletionId,
+        ':executeAfter': deletion.executeAfter,
+        ':now': deletion.requestedAt,
+      },
       condition: all(streamMay('tombstone'), atGeneration(current.generation)),
+    });
+  }
+
+  /** The stream's part of expediting its deletion: it may start now, and refusals say so. */
+  rescheduled(deletion: DeletionRecord, now: string): TransactItem {
+    return this.#table.updateItem(keys.stream(deletion.tenant, deletion.stream), {
+      update: 'SET executeAfter = :now, updatedAt = :now',
+      values: { ':now': now },
+      condition: this.#deletingBy(deletion),
+    });
+  }
+
+  /** The stream's part of cancelling its deletion: DELETING by it -> ACTIVE, same generation. */
+  restore(deletion: DeletionRecord, now: string): TransactItem {
+    return this.#table.updateItem(keys.stream(deletion.tenant, deletion.stream), {
+      update: 'SET #state = :to, updatedAt = :now REMOVE deletionId, executeAfter',
+      names: { '#state': 'state' },
+      values: { ':to': STREAM_TRANSITIONS.restore.to, ':now': now },
+      condition: all(streamMay('restore'), this.#deletingBy(deletion)),
     });
   }
 
@@ -155,24 +184,20 @@ export class StreamStore {
     now: string,
   ): TransactItem {
     return this.#table.updateItem(keys.stream(deletion.tenant, deletion.stream), {
-      update: 'SET #state = :deleted, updatedAt = :now REMOVE deletionId',
+      update: 'SET #state = :to, updatedAt = :now REMOVE deletionId, executeAfter',
       names: { '#state': 'state' },
-      values: { ':deleted': 'DELETED', ':now': now },
-      condition: all(
-        streamMay('free'),
-        equals('deletionId', deletion.deletionId),
-        atGeneration(deletion.generation),
-      ),
+      values: { ':to': STREAM_TRANSITIONS.free.to, ':now': now },
+      condition: all(streamMay('free'), this.#deletingBy(deletion)),
     });
   }
 
+  /** The stream is held by this deletion, at its generation. */
+  #deletingBy(deletion: { deletionId: string; generation: number }): Condition {
+    return all(equals('deletionId', deletion.deletionId), atGeneration(deletion.generation));
+  }
+
   #deleting(stream: StreamRecord) {
-    return new StreamDeletingError(
-      stream.tenant,
-      stream.stream,
-      stream.deletionId,
-      this.#retryAfter,
-    );
+    return new StreamDeletingError(stream, this.#retryAfter, this.#clock.now());
   }
 }
 

@@ -1,4 +1,5 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import { S3Client } from '@aws-sdk/client-s3';
 import { SQSClient } from '@aws-sdk/client-sqs';
 
@@ -6,6 +7,7 @@ export interface Clients {
   s3: S3Client;
   dynamodb: DynamoDBClient;
   sqs: SQSClient;
+  eventbridge: EventBridgeClient;
 }
 
 export interface ClientOptions {
@@ -24,5 +26,6 @@ export function createClients(options: ClientOptions = {}): Clients {
     s3: new S3Client({ maxAttempts: 8, forcePathStyle: options.forcePathStyle ?? false }),
     dynamodb: new DynamoDBClient({ maxAttempts: 8 }),
     sqs: new SQSClient({ maxAttempts: 8 }),
+    eventbridge: new EventBridgeClient({ maxAttempts: 8 }),
   };
 }

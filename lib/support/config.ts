@@ -20,6 +20,10 @@ export interface LetheConfig {
   receiptRetentionDays: number;
   /** `auto`: ask the bucket whether it keeps versions; `off`: the bucket is known not to. */
   bucketVersioning: 'auto' | 'off';
+  /** Seconds a deletion waits, cancellable, when its request names no grace window. */
+  defaultGraceSeconds: number;
+  /** The EventBridge bus every state change is put on. */
+  eventBusName: string;
 }
 
 /** Environment variable of each setting, shared by the stack and the local runtime. */
@@ -37,6 +41,8 @@ export const ENV = {
   retryAfterSeconds: 'LETHE_RETRY_AFTER_SECONDS',
   receiptRetentionDays: 'LETHE_RECEIPT_RETENTION_DAYS',
   bucketVersioning: 'LETHE_BUCKET_VERSIONING',
+  defaultGraceSeconds: 'LETHE_DEFAULT_GRACE_SECONDS',
+  eventBusName: 'LETHE_EVENT_BUS_NAME',
 } as const satisfies Record<keyof LetheConfig, string>;
 
 export const DEFAULTS = {
@@ -49,7 +55,11 @@ export const DEFAULTS = {
   maxEventsBytes: 1_048_576,
   retryAfterSeconds: 30,
   receiptRetentionDays: 365,
+  defaultGraceSeconds: 0,
 } as const;
+
+/** The longest grace window a deletion may wait out: 30 days. */
+export const MAX_GRACE_SECONDS = 2_592_000;
 
 type Env = Record<string, string | undefined>;
 
@@ -65,6 +75,7 @@ export const REQUIRED_SETTINGS = {
   dispatcher: ['tableName', 'queueUrl'],
   worker: ['tableName', 'queueUrl'],
   sweeper: ['tableName', 'queueUrl'],
+  publisher: ['eventBusName'],
 } as const satisfies Record<string, ReadonlyArray<keyof LetheConfig>>;
 
 export type FunctionName = keyof typeof REQUIRED_SETTINGS;
@@ -115,5 +126,7 @@ export function loadConfig(
     retryAfterSeconds: int('retryAfterSeconds', 1, 3600),
     receiptRetentionDays: int('receiptRetentionDays', 1, 36_500),
     bucketVersioning: versioning(env[ENV.bucketVersioning]),
+    defaultGraceSeconds: int('defaultGraceSeconds', 0, MAX_GRACE_SECONDS),
+    eventBusName: text('eventBusName'),
   };
 }

@@ -14,6 +14,7 @@ export const FAILPOINTS = [
   'finalize.before-verify',
   'finalize.after-verify',
   'sweeper.after-claim',
+  'sweeper.after-begin',
 ] as const;
 
 export type FailpointName = (typeof FAILPOINTS)[number];

@@ -49,11 +49,11 @@ export async function prepareCell(
 }
 
 /** Deletes, retrying the request itself if the server dies or fails while answering. */
-export async function requestDeletion(api: ApiClient, tenant: string): Promise<string> {
+export async function requestDeletion(api: ApiClient, tenant: string, query = ''): Promise<string> {
   return waitFor(
     'a 202 to DELETE',
     async () => {
-      const reply = await api.delete(tenant, 'logs');
+      const reply = await api.delete(tenant, 'logs', query);
       return reply.status === 202 ? String(reply.body.deletionId) : undefined;
     },
     60_000,

@@ -35,8 +35,15 @@ export function apiClient(baseUrl: string) {
     list: (tenant: string) => call('GET', `/v1/tenants/${tenant}/streams`),
     ingest: (tenant: string, name: string, events: unknown) =>
       call('POST', `${stream(tenant, name)}/events`, events),
-    delete: (tenant: string, name: string) => call('DELETE', stream(tenant, name)),
+    delete: (tenant: string, name: string, query = '') =>
+      call('DELETE', `${stream(tenant, name)}${query}`),
     deletion: (tenant: string, id: string) => call('GET', `/v1/tenants/${tenant}/deletions/${id}`),
+    deletions: (tenant: string, query = '') =>
+      call('GET', `/v1/tenants/${tenant}/deletions${query}`),
+    cancel: (tenant: string, id: string) =>
+      call('POST', `/v1/tenants/${tenant}/deletions/${id}/cancel`),
+    expedite: (tenant: string, id: string) =>
+      call('POST', `/v1/tenants/${tenant}/deletions/${id}/expedite`),
   };
 }
 

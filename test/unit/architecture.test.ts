@@ -16,7 +16,8 @@ const RULES: Record<string, readonly string[]> = {
   'lib/store': ['lib/core', 'lib/support'],
   'lib/s3': ['lib/core', 'lib/support'],
   'lib/queue': ['lib/core', 'lib/support'],
-  'lib/pipeline': ['lib/core', 'lib/support', 'lib/store', 'lib/s3', 'lib/queue'],
+  'lib/bus': ['lib/core', 'lib/support'],
+  'lib/pipeline': ['lib/core', 'lib/support', 'lib/store', 'lib/s3', 'lib/queue', 'lib/bus'],
   'lib/api': ['lib/core', 'lib/support', 'lib/store', 'lib/s3'],
   'lib/lambda': [
     'lib/core',
@@ -25,6 +26,7 @@ const RULES: Record<string, readonly string[]> = {
     'lib/store',
     'lib/s3',
     'lib/queue',
+    'lib/bus',
     'lib/pipeline',
     'lib/api',
   ],

@@ -1,0 +1,110 @@
+import {
+  assertValidName,
+  BadRequestError,
+  DELETION_STATES,
+  type DeletionState,
+  isDeletionId,
+} from '../core/index.ts';
+import { MAX_GRACE_SECONDS } from '../support/index.ts';
+
+/** A request as the operations see it: path parameters, query, raw body. */
+export interface Request {
+  params: Record<string, string | undefined>;
+  query: Record<string, string | undefined>;
+  body: Buffer;
+}
+
+/** What a request was about, as far as its path and answer tell: for the request's log line. */
+export interface Subject {
+  tenant?: string;
+  stream?: string;
+  deletionId?: string;
+  generation?: number;
+}
+
+/** An operation's answer, before it becomes an API Gateway result. */
+export interface Reply {
+  status: number;
+  body: unknown;
+  headers?: Record<string, string>;
+  /** What the answer is about, beyond the path (a new deletion's id, a generation). */
+  subject?: Subject;
+}
+
+export type Operations<K extends string> = Record<K, (request: Request) => Promise<Reply>>;
+
+export const tenantOf = (request: Request) => assertValidName('tenant', request.params.tenant);
+export const streamOf = (request: Request) => assertValidName('stream', request.params.stream);
+
+export function deletionIdOf(request: Request): string {
+  const id = request.params.deletionId;
+  if (!isDeletionId(id)) {
+    throw new BadRequestError('InvalidDeletionId', 'deletionId must be a lowercase UUID');
+  }
+  return id;
+}
+
+/** An integer query parameter within bounds, or the default when absent. */
+function integer(
+  value: string | undefined,
+  bounds: { min: number; max: number; fallback: number },
+) {
+  if (value === undefined) return bounds.fallback;
+  const number = Number(value);
+  return /^\d+$/.test(value) && number >= bounds.min && number <= bounds.max ? number : undefined;
+}
+
+export function limitOf(request: Request): number {
+  const limit = integer(request.query.limit, { min: 1, max: 100, fallback: 50 });
+  if (limit === undefined) {
+    throw new BadRequestError('InvalidLimit', 'limit must be an integer from 1 to 100');
+  }
+  return limit;
+}
+
+export function graceOf(request: Request, fallback: number): number {
+  const grace = integer(request.query.graceSeconds, { min: 0, max: MAX_GRACE_SECONDS, fallback });
+  if (grace === undefined) {
+    throw new BadRequestError(
+      'InvalidGrace',
+      `graceSeconds must be an integer from 0 to ${MAX_GRACE_SECONDS} (30 days)`,
+    );
+  }
+  return grace;
+}
+
+export function stateOf(request: Request): DeletionState | undefined {
+  const state = request.query.state;
+  if (state === undefined) return undefined;
+  if (!(DELETION_STATES as readonly string[]).includes(state)) {
+    throw new BadRequestError('InvalidState', `state must be one of ${DELETION_STATES.join(', ')}`);
+  }
+  return state as DeletionState;
+}
+
+export function eventsOf(body: Buffer): unknown[] {
+  let events: unknown;
+  try {
+    events = JSON.parse(body.toString('utf8'));
+  } catch {
+    throw new BadRequestError('InvalidJson', 'the body is not valid JSON');
+  }
+  if (!Array.isArray(events)) {
+    throw new BadRequestError('NotAnArray', 'the body must be a JSON array of events');
+  }
+  if (events.length === 0) {
+    throw new BadRequestError('EmptyBatch', 'the array of events is empty');
+  }
+  return events;
+}
+
+/** 202 for a deletion that was accepted, with where to follow it. */
+export const accepted = (
+  tenant: string,
+  body: { deletionId: string; stream: string; generation: number },
+): Reply => ({
+  status: 202,
+  body,
+  headers: { Location: `/v1/tenants/${tenant}/deletions/${body.deletionId}` },
+  subject: { deletionId: body.deletionId, stream: body.stream, generation: body.generation },
+});

@@ -2,6 +2,7 @@ import {
   DeletionNotFoundError,
   type DeletionReceipt,
   type DeletionRecord,
+  hasEnded,
   toReceipt,
 } from '../core/index.ts';
 import type { ChainStore, DeletionStore, FailureStore } from '../store/index.ts';
@@ -34,8 +35,8 @@ export class Receipts {
   }
 
   async of(deletion: DeletionRecord): Promise<DeletionReceipt> {
-    const ended = deletion.state === 'COMPLETED' || deletion.state === 'FAILED';
-    const totals = ended ? deletion : await this.#chains.totals(deletion);
+    // An ended deletion holds its own totals; while it runs, its chains do.
+    const totals = hasEnded(deletion.state) ? deletion : await this.#chains.totals(deletion);
     return toReceipt(deletion, totals, await this.#failures.list({ ...deletion, ...totals }));
   }
 }

@@ -6,11 +6,13 @@ import type { ChainRecord, DeletionRecord } from './records.ts';
 /**
  * Work messages, version 1. A message names its deletion, generation and round, never a
  * prefix or a key: what to delete is always read from the deletion's own records, so a
- * forged or stale message cannot widen what is deleted.
+ * forged or stale message cannot widen what is deleted. `stream` only names the deletion in
+ * log lines (written by newer senders, so it is optional).
  */
 const fence = {
   v: z.literal(1),
   tenant: z.string().regex(NAME_PATTERN),
+  stream: z.string().regex(NAME_PATTERN).optional(),
   deletionId: z.uuid(),
   generation: z.int().min(1),
   round: z.int().min(1),
@@ -48,12 +50,15 @@ export function parseWorkMessage(body: string): WorkMessage {
   return result.data;
 }
 
-type Fenced = Pick<DeletionRecord, 'tenant' | 'deletionId' | 'generation' | 'round'>;
+type Fenced = Pick<DeletionRecord, 'tenant' | 'deletionId' | 'generation' | 'round'> & {
+  stream?: string;
+};
 
 /** The fields that tie a message to one round of one deletion. */
 const fenceOf = (owner: Fenced) => ({
   v: 1 as const,
   tenant: owner.tenant,
+  ...(owner.stream ? { stream: owner.stream } : {}),
   deletionId: owner.deletionId,
   generation: owner.generation,
   round: owner.round,

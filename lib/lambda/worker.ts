@@ -1,7 +1,7 @@
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { parseWorkMessage, type WorkMessage } from '../core/index.ts';
-import { count, learn, loggedDeletionEvents, type Telemetry } from '../observability/index.ts';
+import { count, loggedDeletionEvents, type Telemetry } from '../observability/index.ts';
 import { createPipeline, type PageWorker, type WorkOutcome } from '../pipeline/index.ts';
 import type { Clients } from '../support/index.ts';
 import { boot, type Env, errorText } from './boot.ts';
@@ -42,8 +42,7 @@ export const workerHandler =
           }
           await telemetry.scope(message, async () => {
             try {
-              const { stream, ...result } = await worker.handle(message);
-              if (stream) learn({ deletionId: message.deletionId, stream });
+              const result = await worker.handle(message);
               countWork(result);
               telemetry.logger.info('work done', { ...message, ...result });
             } catch (error) {

@@ -135,6 +135,7 @@ export class StreamPoller {
     for (let start = 0; start < records.length; start += source.batchSize) {
       await this.#deliver(shardId, records.slice(start, start + source.batchSize));
     }
+    if (!this.#running) return 0;
     // Only now does the shard move on: a crash before this point replays the batch.
     for (const record of unseen) {
       cursor.recent.push(record.eventID ?? '');
@@ -196,6 +197,8 @@ export class StreamPoller {
       const failedFrom = await this.#invoke(pending);
       if (failedFrom < 0) return;
       pending = pending.slice(failedFrom);
+      // A stopped runtime stops retrying at once; the shard has not moved on past these.
+      if (!this.#running) return;
       if (attempt >= source.maxRetries) {
         if (source.bisectOnError && pending.length > 1) {
           const middle = Math.ceil(pending.length / 2);

@@ -7,7 +7,6 @@ export {
   currentLogger,
   type DeletionKeys,
   keysOf,
-  learn,
   type ScopedLog,
   sample,
   Telemetry,

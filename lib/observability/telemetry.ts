@@ -129,16 +129,6 @@ export function sample(metric: MetricKey, value: number) {
 /** The current invocation's log, for code below the handlers that has none of its own. */
 export const currentLogger = (): ScopedLog | undefined => scopes.getStore()?.log;
 
-/**
- * Completes the current scope's keys once its deletion has been read (a work message names
- * the tenant, id and generation, but not the stream), so later lines carry the stream too.
- */
-export function learn(deletion: Required<Pick<DeletionKeys, 'deletionId' | 'stream'>>) {
-  const scope = scopes.getStore();
-  if (!scope || scope.keys.deletionId !== deletion.deletionId || scope.keys.stream) return;
-  scope.keys.stream = deletion.stream;
-}
-
 /** The part of an SDK client's middleware stack this module uses. */
 interface RetryCountingStack {
   add(

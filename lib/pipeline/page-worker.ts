@@ -27,12 +27,10 @@ export interface PageWorkerOptions {
   readonly pageSize?: number;
 }
 
-/** What a message came to; `stream` names the deletion's stream once its records were read. */
-export type WorkOutcome = { stream?: string } & (
+export type WorkOutcome =
   | { outcome: 'stale' | 'duplicate' | 'chain-ended' }
   | { outcome: 'deleted'; objects: number; bytes: number; failures: number; retriedKeys: number }
-  | { outcome: 'finalize'; result: string }
-);
+  | { outcome: 'finalize'; result: string };
 
 /**
  * One message, one page: list up to 1,000 entries after the chain's cursor, record the
@@ -70,8 +68,7 @@ export class PageWorker {
         deletion.generation === message.generation &&
         deletion.round === message.round;
       if (!deletion || !current) return { outcome: 'stale' };
-      const result = await this.#finalizer.finalize(deletion);
-      return { outcome: 'finalize', result, stream: deletion.stream };
+      return { outcome: 'finalize', result: await this.#finalizer.finalize(deletion) };
     }
     return this.#page(message);
   }
@@ -80,11 +77,6 @@ export class PageWorker {
     // The chain carries its deletion's fence: the page reads one item.
     const chain = await this.#chains.get(message, message.chainId);
     if (!chain || chain.generation !== message.generation) return { outcome: 'stale' };
-    const outcome = await this.#pageOf(chain, message);
-    return { ...outcome, stream: chain.stream };
-  }
-
-  async #pageOf(chain: ChainRecord, message: PageMessage): Promise<WorkOutcome> {
     if (!(await this.#fence.isRunning(chain))) return { outcome: 'stale' };
     assertInside(chain.prefix, chain.location);
     if (chain.lastPage >= message.page) return this.#resume(chain, message.page);

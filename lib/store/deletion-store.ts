@@ -33,6 +33,9 @@ export interface DeletionStoreOptions {
   readonly newId?: () => string;
 }
 
+/** A lost race is decided afresh at once: the next read shows who won. */
+const noWait = async () => {};
+
 export interface DeletionRequest {
   created: boolean;
   deletion: DeletionRecord;
@@ -98,14 +101,17 @@ export class DeletionStore {
 
   /** SCHEDULED -> PENDING now, whatever its window said. */
   async expedite(tenant: string, deletionId: string): Promise<DeletionRecord> {
-    const deletion = await this.#scheduled(tenant, deletionId, DeletionNotScheduledError);
-    const now = this.#now();
-    const result = await this.#table.transact([
-      this.#table.updateItem(this.#key(deletion), changes.begin(deletion, now, now)),
-      this.#streams.rescheduled(deletion, now),
-    ]);
-    if (!result.ok) return this.expedite(tenant, deletionId);
-    return { ...deletion, state: 'PENDING', executeAfter: now, updatedAt: now };
+    return retry<DeletionRecord>(RETRY.contention, async () => {
+      const deletion = await this.#scheduled(tenant, deletionId, DeletionNotScheduledError);
+      const now = this.#now();
+      const result = await this.#table.transact([
+        this.#table.updateItem(this.#key(deletion), changes.begin(deletion, now, now)),
+        this.#streams.rescheduled(deletion, now),
+      ]);
+      if (!result.ok) return { done: false, why: `expedite ${deletionId} lost a race` };
+      const started = { ...deletion, state: 'PENDING' as const, executeAfter: now, updatedAt: now };
+      return { done: true, value: started };
+    });
   }
 
   /**
@@ -114,18 +120,31 @@ export class DeletionStore {
    * wins, and a cancelled deletion never listed, let alone deleted, anything.
    */
   async cancel(tenant: string, deletionId: string): Promise<DeletionRecord> {
-    const deletion = await this.#scheduled(tenant, deletionId, DeletionNotCancellableError);
-    const now = this.#clock.now();
-    const result = await this.#table.transact([
-      this.#table.updateItem(
-        this.#key(deletion),
-        changes.cancel(deletion, now, this.#retentionDays),
-      ),
-      this.#streams.restore(deletion, now.toISOString()),
-    ]);
-    if (!result.ok) return this.cancel(tenant, deletionId);
-    const at = now.toISOString();
-    return { ...deletion, state: 'CANCELLED', cancelledAt: at, updatedAt: at };
+    return retry<DeletionRecord>(
+      RETRY.contention,
+      async () => {
+        const deletion = await this.#scheduled(tenant, deletionId, DeletionNotCancellableError);
+        const now = this.#clock.now();
+        const result = await this.#table.transact([
+          this.#table.updateItem(
+            this.#key(deletion),
+            changes.cancel(deletion, now, this.#retentionDays),
+          ),
+          this.#streams.restore(deletion, now.toISOString()),
+        ]);
+        // Lost to the start (or to another cancel): the next read says which.
+        if (!result.ok) return { done: false, why: `cancel ${deletionId} lost a race` };
+        const at = now.toISOString();
+        const cancelled = {
+          ...deletion,
+          state: 'CANCELLED' as const,
+          cancelledAt: at,
+          updatedAt: at,
+        };
+        return { done: true, value: cancelled };
+      },
+      noWait,
+    );
   }
 
   /** PENDING -> RUNNING once every chain of the round is registered. */

@@ -1,19 +1,25 @@
 import type { APIGatewayProxyResult } from 'aws-lambda';
-import { vi } from 'vitest';
-import { createHttpApi } from '../../lib/api/http-api.ts';
-import { type Operation, ROUTES } from '../../lib/api/routes.ts';
+import { createHttpApi, type Operation, Receipts, ROUTES } from '../../lib/api/index.ts';
 import {
   BadRequestError,
+  DeletionNotCancellableError,
   DeletionNotFoundError,
   DeletionNotRetryableError,
+  DeletionNotScheduledError,
+  type DeletionRecord,
+  type KeyFailure,
   StreamDeletingError,
   StreamNotFoundError,
-} from '../../lib/errors.ts';
-import type { EventWriter } from '../../lib/ingest.ts';
-import type { StreamRegistry } from '../../lib/registry.ts';
+  type StreamRecord,
+} from '../../lib/core/index.ts';
+import type {
+  CreateResult,
+  DeletionPage,
+  DeletionRequest,
+  StreamPage,
+} from '../../lib/store/index.ts';
 import { apiEvent } from './events.ts';
-import { fake } from './fakes.ts';
-import { aDeletion, aStream, DELETION_ID } from './records.ts';
+import { aDeletion, aStream, DELETION_ID, NOW } from './records.ts';
 
 /*
  * What each operation of the api can meet, to check the OpenAPI document against what the
@@ -22,48 +28,72 @@ import { aDeletion, aStream, DELETION_ID } from './records.ts';
 
 export const MAX_EVENTS_BYTES = 256;
 
-type Fault = Partial<
-  Record<
-    | 'create'
-    | 'get'
-    | 'list'
-    | 'admitIngest'
-    | 'requestDeletion'
-    | 'getDeletion'
-    | 'retryDeletion'
-    | 'failures',
-    unknown
-  >
->;
+/** What each store method the api reaches answers; an Error is thrown instead. */
+interface Answers {
+  create: CreateResult;
+  get: StreamRecord;
+  list: StreamPage;
+  admitIngest: StreamRecord;
+  request: DeletionRequest;
+  retry: DeletionRecord;
+  cancel: DeletionRecord;
+  expedite: DeletionRecord;
+  /** The deletion record a receipt is read from (`null`: there is none). */
+  deletion: DeletionRecord | null;
+  /** The key failures of a receipt. */
+  failures: KeyFailure[];
+  /** A page of the tenant's deletions. */
+  deletions: DeletionPage;
+}
 
-/** The api handler over a registry that succeeds, except where `fault` says what it answers. */
+export type Fault = { [K in keyof Answers]?: Answers[K] | Error };
+
+/** The answer a fault names, or the answer of a store that succeeds. */
+function answer<T>(override: T | Error | undefined, value: T): T {
+  if (override instanceof Error) throw override;
+  return override === undefined ? value : override;
+}
+
+/**
+ * The api handler over stores that succeed, except where `fault` says what they answer. Its
+ * receipts are the real ones, read from the deletion record, its chains and its failures.
+ */
 function handlerWith(fault: Fault = {}) {
-  const answer = <T>(name: keyof Fault, value: T) =>
-    vi.fn(async () => {
-      const override = fault[name];
-      if (override instanceof Error) throw override;
-      return (override ?? value) as T;
-    });
-  const registry = {
-    create: answer('create', { created: true, stream: aStream() }),
-    get: answer('get', aStream()),
-    list: answer('list', { streams: [aStream()] }),
-    admitIngest: answer('admitIngest', aStream()),
-    requestDeletion: answer('requestDeletion', {
-      created: true,
-      deletion: aDeletion({ state: 'PENDING' }),
-    }),
-    getDeletion: answer('getDeletion', aDeletion()),
-    retryDeletion: answer('retryDeletion', aDeletion({ state: 'PENDING', round: 2, attempts: 2 })),
-    failures: answer('failures', []),
-    // The api releases every admitted ingest once its write ends (ingests in flight are counted).
-    releaseIngest: vi.fn(async () => {}),
-  };
-  const writer = { write: vi.fn(async () => 'streams/acme/logs/1/dt=2026-03-01/e.json') };
+  const receipts = new Receipts({
+    deletions: {
+      get: async () => answer(fault.deletion, aDeletion()) ?? undefined,
+    },
+    chains: {
+      totals: async () => ({ objectsDeleted: 5, bytesDeleted: 50, failedObjects: 0 }),
+    },
+    failures: { list: async () => answer(fault.failures, []) },
+  });
   return createHttpApi({
-    registry: fake<StreamRegistry>(registry),
-    writer: fake<EventWriter>(writer),
+    streams: {
+      create: async () => answer(fault.create, { created: true, stream: aStream() }),
+      get: async () => answer(fault.get, aStream()),
+      list: async () => answer(fault.list, { streams: [aStream()] }),
+      admitIngest: async () => answer(fault.admitIngest, aStream()),
+      // The api releases every admitted ingest once its write ends (ingests in flight are counted).
+      releaseIngest: async () => {},
+    },
+    deletions: {
+      request: async () =>
+        answer(fault.request, { created: true, deletion: aDeletion({ state: 'PENDING' }) }),
+      retry: async () =>
+        answer(fault.retry, aDeletion({ state: 'PENDING', round: 2, attempts: 2 })),
+      cancel: async () =>
+        answer(
+          fault.cancel,
+          aDeletion({ state: 'CANCELLED', cancelledAt: '2026-03-01T11:10:00.000Z' }),
+        ),
+      expedite: async () => answer(fault.expedite, aDeletion({ state: 'PENDING' })),
+    },
+    index: { list: async () => answer(fault.deletions, { deletions: [aDeletion()] }) },
+    receipts,
+    writer: { write: async () => 'streams/acme/logs/1/dt=2026-03-01/e.json' },
     maxEventsBytes: MAX_EVENTS_BYTES,
+    defaultGraceSeconds: 0,
   });
 }
 
@@ -76,13 +106,26 @@ export interface Case {
 }
 
 const boom = new Error('boom');
-export const everythingFails: Fault = Object.fromEntries(
-  ['create', 'get', 'list', 'admitIngest', 'requestDeletion', 'getDeletion', 'retryDeletion'].map(
-    (name) => [name, boom],
-  ),
-);
+/** Every store the api reaches fails: a bug's 500 on every operation but health. */
+export const everythingFails: Fault = {
+  create: boom,
+  get: boom,
+  list: boom,
+  admitIngest: boom,
+  request: boom,
+  retry: boom,
+  cancel: boom,
+  expedite: boom,
+  deletion: boom,
+  deletions: boom,
+};
 
-/** Per operation: its successes, and each failure the real registry can raise. */
+const scheduled = aDeletion({
+  state: 'SCHEDULED',
+  executeAfter: new Date(NOW.getTime() + 3_600_000).toISOString(),
+});
+
+/** Per operation: its successes, and each failure the real stores can raise. */
 export const CASES: Record<Operation, Case[]> = {
   health: [{ label: 'ok' }],
   listStreams: [
@@ -101,7 +144,13 @@ export const CASES: Record<Operation, Case[]> = {
     { label: 'already ACTIVE', fault: { create: { created: false, stream: aStream() } } },
     {
       label: 'being deleted',
-      fault: { create: new StreamDeletingError('acme', 'logs', DELETION_ID, 30) },
+      fault: {
+        create: new StreamDeletingError(
+          { tenant: 'acme', stream: 'logs', deletionId: DELETION_ID },
+          30,
+          NOW,
+        ),
+      },
     },
   ],
   getStream: [
@@ -115,10 +164,16 @@ export const CASES: Record<Operation, Case[]> = {
   deleteStream: [
     { label: 'accepted' },
     {
-      label: 'a repeat while it runs',
-      fault: { requestDeletion: { created: false, deletion: aDeletion({ objectsDeleted: 5 }) } },
+      label: 'scheduled, with a grace window',
+      query: { graceSeconds: '3600' },
+      fault: { request: { created: true, deletion: scheduled } },
     },
-    { label: 'missing', fault: { requestDeletion: new StreamNotFoundError('acme', 'logs') } },
+    { label: 'a grace window too long', query: { graceSeconds: '2592001' } },
+    {
+      label: 'a repeat while it runs',
+      fault: { request: { created: false, deletion: aDeletion({ objectsDeleted: 5 }) } },
+    },
+    { label: 'missing', fault: { request: new StreamNotFoundError('acme', 'logs') } },
   ],
   ingestEvents: [
     { label: 'a batch', body: '[{"level":"info"},{"level":"warn"}]' },
@@ -134,15 +189,38 @@ export const CASES: Record<Operation, Case[]> = {
     {
       label: 'a stream being deleted',
       body: '[1]',
-      fault: { admitIngest: new StreamDeletingError('acme', 'logs', DELETION_ID, 30) },
+      fault: {
+        admitIngest: new StreamDeletingError(
+          { tenant: 'acme', stream: 'logs', deletionId: DELETION_ID },
+          30,
+          NOW,
+        ),
+      },
+    },
+  ],
+  listDeletions: [
+    { label: 'one page' },
+    {
+      label: 'a page with more, of one state',
+      query: { state: 'RUNNING' },
+      fault: { deletions: { deletions: [aDeletion()], nextToken: 'abc' } },
+    },
+    { label: 'a tenant without deletions', fault: { deletions: { deletions: [] } } },
+    { label: 'an unknown state', query: { state: 'DONE' } },
+    { label: 'limit 101', query: { limit: '101' } },
+    {
+      label: 'a bad token',
+      query: { nextToken: 'x' },
+      fault: { deletions: new BadRequestError('InvalidNextToken', 'nextToken is not valid') },
     },
   ],
   getDeletion: [
     { label: 'RUNNING' },
+    { label: 'SCHEDULED', fault: { deletion: scheduled } },
     {
       label: 'COMPLETED',
       fault: {
-        getDeletion: aDeletion({
+        deletion: aDeletion({
           state: 'COMPLETED',
           objectsDeleted: 10,
           bytesDeleted: 100,
@@ -153,7 +231,7 @@ export const CASES: Record<Operation, Case[]> = {
     {
       label: 'FAILED with keys',
       fault: {
-        getDeletion: aDeletion({ state: 'FAILED', failedObjects: 1 }),
+        deletion: aDeletion({ state: 'FAILED', failedObjects: 1 }),
         failures: [
           { key: 'streams/acme/logs/1/a', code: 'AccessDenied', message: 'Access Denied' },
         ],
@@ -162,24 +240,40 @@ export const CASES: Record<Operation, Case[]> = {
     {
       label: 'FAILED, stalled',
       fault: {
-        getDeletion: aDeletion({
+        deletion: aDeletion({
           state: 'FAILED',
           reason: { code: 'Stalled', message: 'no progress' },
         }),
       },
     },
-    { label: 'missing', fault: { getDeletion: new DeletionNotFoundError('acme', DELETION_ID) } },
+    { label: 'missing', fault: { deletion: null } },
+    { label: 'a bad id', params: { deletionId: 'not-a-uuid' } },
+  ],
+  cancelDeletion: [
+    { label: 'cancelled' },
+    { label: 'missing', fault: { cancel: new DeletionNotFoundError('acme', DELETION_ID) } },
+    {
+      label: 'already running',
+      fault: { cancel: new DeletionNotCancellableError(DELETION_ID, 'RUNNING') },
+    },
+    { label: 'a bad id', params: { deletionId: 'not-a-uuid' } },
+  ],
+  expediteDeletion: [
+    { label: 'started now' },
+    { label: 'missing', fault: { expedite: new DeletionNotFoundError('acme', DELETION_ID) } },
+    {
+      label: 'already running',
+      fault: { expedite: new DeletionNotScheduledError(DELETION_ID, 'RUNNING') },
+    },
     { label: 'a bad id', params: { deletionId: 'not-a-uuid' } },
   ],
   retryDeletion: [
     { label: 'restarted' },
-    { label: 'missing', fault: { retryDeletion: new DeletionNotFoundError('acme', DELETION_ID) } },
+    { label: 'missing', fault: { retry: new DeletionNotFoundError('acme', DELETION_ID) } },
     {
       label: 'completed',
       fault: {
-        retryDeletion: new DeletionNotRetryableError(
-          `deletion ${DELETION_ID} has already completed`,
-        ),
+        retry: new DeletionNotRetryableError(`deletion ${DELETION_ID} has already completed`),
       },
     },
     { label: 'a bad id', params: { deletionId: 'NOT-A-UUID' } },
@@ -187,7 +281,7 @@ export const CASES: Record<Operation, Case[]> = {
 };
 
 /** Calls the api handler for one case of an operation, with valid names unless it says otherwise. */
-export function invoke(operation: Operation, testCase: Case): Promise<APIGatewayProxyResult> {
+export async function invoke(operation: Operation, testCase: Case): Promise<APIGatewayProxyResult> {
   const route = ROUTES.find((candidate) => candidate.operation === operation);
   if (!route) throw new Error(`no route ${operation}`);
   const names = [...route.resource.matchAll(/\{(\w+)\}/g)].map((match) => match[1] ?? '');
@@ -199,7 +293,7 @@ export function invoke(operation: Operation, testCase: Case): Promise<APIGateway
   const pathParameters = Object.fromEntries(
     names.map((name) => [name, testCase.params?.[name] ?? defaults[name] ?? '']),
   );
-  return handlerWith(testCase.fault)(
+  const { response } = await handlerWith(testCase.fault)(
     apiEvent({
       method: route.method,
       resource: route.resource,
@@ -208,6 +302,7 @@ export function invoke(operation: Operation, testCase: Case): Promise<APIGateway
       ...(testCase.body !== undefined ? { body: testCase.body } : {}),
     }),
   );
+  return response;
 }
 
 /** The name-shaped path parameters of an operation, each broken in turn. */

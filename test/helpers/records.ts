@@ -1,4 +1,9 @@
-import type { ChainRecord, DeletionRecord, PageRecord, StreamRecord } from '../../lib/core/index.ts';
+import type {
+  ChainRecord,
+  DeletionRecord,
+  PageRecord,
+  StreamRecord,
+} from '../../lib/core/index.ts';
 
 /** Fixed values, so a test can assert exact records and command inputs. */
 export const NOW = new Date('2026-03-01T12:00:00.000Z');
@@ -42,6 +47,7 @@ export function aDeletion(overrides: Partial<DeletionRecord> = {}): DeletionReco
     chainsTotal: 1,
     chainsSettled: 0,
     requestedAt: '2026-03-01T11:00:00.000Z',
+    executeAfter: '2026-03-01T11:00:00.000Z',
     updatedAt: '2026-03-01T11:00:00.000Z',
     ...overrides,
   };

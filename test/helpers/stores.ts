@@ -3,36 +3,46 @@ import { type Clock, clockOf, type DeletionRecord } from '../../lib/core/index.t
 import type { LocalStack } from '../../lib/local/local-stack.ts';
 import {
   ChainStore,
+  DeletionIndex,
   DeletionStore,
   documentClient,
   keys,
   OPEN_DELETIONS,
+  SCHEDULED_DELETIONS,
   StreamStore,
   Table,
 } from '../../lib/store/index.ts';
-import { BUCKET } from './records.ts';
 
 /** The three stores over a local stack's table, as the functions build them. */
 export function storesOf(local: LocalStack, clock: Clock = clockOf(() => new Date())) {
   const client = documentClient(local.clients.dynamodb);
   const table = new Table(client, local.resources.tableName);
-  const streams = new StreamStore({ table, bucket: BUCKET, root: 'streams', clock });
+  const streams = new StreamStore({
+    table,
+    bucket: local.resources.bucket,
+    root: 'streams',
+    clock,
+  });
   const deletions = new DeletionStore({ table, streams, clock });
   const chains = new ChainStore({ table, deletions });
+  const index = new DeletionIndex({ table });
   /** Writes a deletion record as it would stand in the table (open ones in the sweep index). */
   const putDeletion = async (deletion: DeletionRecord) => {
     const open = deletion.state === 'PENDING' || deletion.state === 'RUNNING';
+    const scheduled = deletion.state === 'SCHEDULED';
     await client.send(
       new PutCommand({
         TableName: table.name,
         Item: {
           ...keys.deletion(deletion.tenant, deletion.deletionId),
+          ...keys.listed(deletion),
           ...deletion,
           ...(open ? { sweepPk: OPEN_DELETIONS, sweepSk: deletion.updatedAt } : {}),
+          ...(scheduled ? { sweepPk: SCHEDULED_DELETIONS, sweepSk: deletion.executeAfter } : {}),
         },
       }),
     );
     return deletion;
   };
-  return { table, streams, deletions, chains, putDeletion };
+  return { table, streams, deletions, index, chains, putDeletion };
 }

@@ -5,8 +5,8 @@ import {
 } from '@aws-sdk/client-sqs';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterEach, describe, expect, it } from 'vitest';
-import { armFailpoint, disarmFailpoints } from '../../lib/support/index.ts';
 import { documentClient } from '../../lib/store/index.ts';
+import { armFailpoint, disarmFailpoints } from '../../lib/support/index.ts';
 import { assertCellCompleted, prepareCell, requestDeletion, waitForEnd } from '../helpers/cells.ts';
 import { type FaultPlan, faultyClients } from '../helpers/faults.ts';
 import { apiClient, waitFor } from '../helpers/http.ts';

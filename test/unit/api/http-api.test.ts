@@ -1,44 +1,66 @@
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { describe, expect, it, vi } from 'vitest';
-import { createHttpApi } from '../../lib/api/http-api.ts';
-import { StreamDeletingError } from '../../lib/errors.ts';
-import type { EventWriter } from '../../lib/ingest.ts';
-import type { StreamRegistry } from '../../lib/registry.ts';
-import { type ApiRequest, apiEvent } from '../helpers/events.ts';
-import { fake } from '../helpers/fakes.ts';
-import { aDeletion, aStream, DELETION_ID } from '../helpers/records.ts';
+import { createHttpApi, type HttpApiOptions, type Receipts } from '../../../lib/api/index.ts';
+import { type DeletionRecord, StreamDeletingError, toReceipt } from '../../../lib/core/index.ts';
+import type { EventWriter } from '../../../lib/s3/index.ts';
+import type { DeletionIndex, DeletionStore, StreamStore } from '../../../lib/store/index.ts';
+import { type ApiRequest, apiEvent } from '../../helpers/events.ts';
+import { aDeletion, aStream, DELETION_ID, NOW } from '../../helpers/records.ts';
 
 const STREAM = '/v1/tenants/{tenant}/streams/{stream}';
 const EVENTS = '/v1/tenants/{tenant}/streams/{stream}/events';
 const STREAMS = '/v1/tenants/{tenant}/streams';
+const DELETIONS = '/v1/tenants/{tenant}/deletions';
 const DELETION = '/v1/tenants/{tenant}/deletions/{deletionId}';
 const acmeLogs = { tenant: 'acme', stream: 'logs' };
+const acmeDeletion = { tenant: 'acme', deletionId: DELETION_ID };
 const MAX_EVENTS_BYTES = 64;
+const DEFAULT_GRACE_SECONDS = 600;
 
-/** An api over a registry and writer that succeed, unless a test says otherwise. */
+/** An api over stores and a writer that succeed, unless a test says otherwise. */
 function api() {
-  const registry = {
-    create: vi.fn<StreamRegistry['create']>(async () => ({ created: true, stream: aStream() })),
-    get: vi.fn<StreamRegistry['get']>(async () => aStream()),
-    list: vi.fn<StreamRegistry['list']>(async () => ({ streams: [aStream()] })),
-    admitIngest: vi.fn<StreamRegistry['admitIngest']>(async () => aStream()),
-    releaseIngest: vi.fn<StreamRegistry['releaseIngest']>(async () => {}),
-    requestDeletion: vi.fn<StreamRegistry['requestDeletion']>(async () => ({
+  const streams = {
+    create: vi.fn<StreamStore['create']>(async () => ({ created: true, stream: aStream() })),
+    get: vi.fn<StreamStore['get']>(async () => aStream()),
+    list: vi.fn<StreamStore['list']>(async () => ({ streams: [aStream()] })),
+    admitIngest: vi.fn<StreamStore['admitIngest']>(async () => aStream()),
+    releaseIngest: vi.fn<StreamStore['releaseIngest']>(async () => {}),
+  } satisfies HttpApiOptions['streams'];
+  const deletions = {
+    request: vi.fn<DeletionStore['request']>(async () => ({
       created: true,
       deletion: aDeletion({ state: 'PENDING' }),
     })),
-    getDeletion: vi.fn<StreamRegistry['getDeletion']>(async () => aDeletion()),
-    failures: vi.fn<StreamRegistry['failures']>(async () => []),
-  };
-  const writer = { write: vi.fn<EventWriter['write']>(async () => 'streams/acme/logs/1/e.json') };
+    retry: vi.fn<DeletionStore['retry']>(async () =>
+      aDeletion({ state: 'PENDING', round: 2, attempts: 2 }),
+    ),
+    cancel: vi.fn<DeletionStore['cancel']>(async () => aDeletion({ state: 'CANCELLED' })),
+    expedite: vi.fn<DeletionStore['expedite']>(async () => aDeletion({ state: 'PENDING' })),
+  } satisfies HttpApiOptions['deletions'];
+  const index = {
+    list: vi.fn<DeletionIndex['list']>(async () => ({ deletions: [aDeletion()] })),
+  } satisfies HttpApiOptions['index'];
+  const receipts = {
+    get: vi.fn<Receipts['get']>(async () => toReceipt(aDeletion({ stream: 'clicks' }))),
+    of: vi.fn<Receipts['of']>(async (deletion) => toReceipt(deletion)),
+  } satisfies HttpApiOptions['receipts'];
+  const writer = {
+    write: vi.fn<EventWriter['write']>(async () => 'streams/acme/logs/1/e.json'),
+  } satisfies HttpApiOptions['writer'];
   const onUnexpectedError = vi.fn<(error: unknown, event: APIGatewayProxyEvent) => void>();
   const handler = createHttpApi({
-    registry: fake<StreamRegistry>(registry),
-    writer: fake<EventWriter>(writer),
+    streams,
+    deletions,
+    index,
+    receipts,
+    writer,
     maxEventsBytes: MAX_EVENTS_BYTES,
+    defaultGraceSeconds: DEFAULT_GRACE_SECONDS,
     onUnexpectedError,
   });
-  return { handler, registry, writer, onUnexpectedError };
+  /** The api's response to a request. */
+  const respond = async (request: ApiRequest) => (await handler(apiEvent(request))).response;
+  return { handler, respond, streams, deletions, index, receipts, writer, onUnexpectedError };
 }
 
 const errorCodeOf = (body: string) =>
@@ -61,14 +83,29 @@ describe.each<[string, ApiRequest, number, string | undefined]>([
     undefined,
   ],
   ['delete', { method: 'DELETE', resource: STREAM, pathParameters: acmeLogs }, 202, undefined],
+  ['receipt', { method: 'GET', resource: DELETION, pathParameters: acmeDeletion }, 200, undefined],
   [
-    'receipt',
-    {
-      method: 'GET',
-      resource: DELETION,
-      pathParameters: { tenant: 'acme', deletionId: DELETION_ID },
-    },
+    'list deletions',
+    { method: 'GET', resource: DELETIONS, pathParameters: { tenant: 'acme' } },
     200,
+    undefined,
+  ],
+  [
+    'cancel',
+    { method: 'POST', resource: `${DELETION}/cancel`, pathParameters: acmeDeletion },
+    200,
+    undefined,
+  ],
+  [
+    'expedite',
+    { method: 'POST', resource: `${DELETION}/expedite`, pathParameters: acmeDeletion },
+    202,
+    undefined,
+  ],
+  [
+    'retry',
+    { method: 'POST', resource: `${DELETION}/retry`, pathParameters: acmeDeletion },
+    202,
     undefined,
   ],
   [
@@ -93,6 +130,44 @@ describe.each<[string, ApiRequest, number, string | undefined]>([
     400,
     'InvalidName',
   ],
+  [
+    'a deletion id that is not a lowercase UUID',
+    {
+      method: 'GET',
+      resource: DELETION,
+      pathParameters: { tenant: 'acme', deletionId: DELETION_ID.toUpperCase() },
+    },
+    400,
+    'InvalidDeletionId',
+  ],
+  [
+    'a limit of 0',
+    { method: 'GET', resource: STREAMS, pathParameters: { tenant: 'acme' }, query: { limit: '0' } },
+    400,
+    'InvalidLimit',
+  ],
+  [
+    'an unknown deletion state',
+    {
+      method: 'GET',
+      resource: DELETIONS,
+      pathParameters: { tenant: 'acme' },
+      query: { state: 'DONE' },
+    },
+    400,
+    'InvalidState',
+  ],
+  [
+    'a grace window over 30 days',
+    {
+      method: 'DELETE',
+      resource: STREAM,
+      pathParameters: acmeLogs,
+      query: { graceSeconds: '2592001' },
+    },
+    400,
+    'InvalidGrace',
+  ],
   ['an unknown resource', { method: 'GET', resource: '/v1/nothing' }, 404, 'RouteNotFound'],
   [
     'a wrong method',
@@ -113,6 +188,12 @@ describe.each<[string, ApiRequest, number, string | undefined]>([
     'NotAnArray',
   ],
   [
+    'an empty batch of events',
+    { method: 'POST', resource: EVENTS, pathParameters: acmeLogs, body: '[]' },
+    400,
+    'EmptyBatch',
+  ],
+  [
     'events larger than the limit',
     {
       method: 'POST',
@@ -125,87 +206,236 @@ describe.each<[string, ApiRequest, number, string | undefined]>([
   ],
 ])('%s', (_, request, status, code) => {
   it(`answers ${status}${code ? ` ${code}` : ''}`, async () => {
-    const { handler } = api();
+    // Prepare
+    const { respond } = api();
 
-    const response = await handler(apiEvent(request));
+    // Act
+    const response = await respond(request);
 
+    // Assess
     expect(response.statusCode).toBe(status);
     expect(errorCodeOf(response.body)).toBe(code);
   });
 });
 
-describe('createHttpApi', () => {
-  it('answers health with {"status":"ok"}', async () => {
-    const { handler } = api();
+describe('createHttpApi, answers', () => {
+  it('answers health with {"status":"ok"}, as JSON', async () => {
+    // Prepare
+    const { respond } = api();
 
-    const response = await handler(apiEvent({ method: 'GET', resource: '/v1/health' }));
+    // Act
+    const response = await respond({ method: 'GET', resource: '/v1/health' });
 
+    // Assess
     expect(JSON.parse(response.body)).toEqual({ status: 'ok' });
+    expect(response.headers?.['Content-Type']).toBe('application/json');
   });
 
   it('answers 200, not 201, for a stream that is already ACTIVE', async () => {
-    const { handler, registry } = api();
-    registry.create.mockResolvedValue({ created: false, stream: aStream() });
+    // Prepare
+    const { respond, streams } = api();
+    streams.create.mockResolvedValue({ created: false, stream: aStream() });
 
-    const response = await handler(
-      apiEvent({ method: 'PUT', resource: STREAM, pathParameters: acmeLogs }),
-    );
+    // Act
+    const response = await respond({ method: 'PUT', resource: STREAM, pathParameters: acmeLogs });
 
+    // Assess
     expect(response.statusCode).toBe(200);
   });
 
-  it('does not reach the registry with an invalid name', async () => {
-    const { handler, registry } = api();
+  it('does not reach the stores with an invalid name', async () => {
+    // Prepare
+    const { respond, deletions } = api();
 
-    await handler(
-      apiEvent({
-        method: 'DELETE',
-        resource: STREAM,
-        pathParameters: { tenant: 'acme', stream: '_x!' },
-      }),
-    );
+    // Act
+    await respond({
+      method: 'DELETE',
+      resource: STREAM,
+      pathParameters: { tenant: 'acme', stream: '_x!' },
+    });
 
-    expect(registry.requestDeletion).not.toHaveBeenCalled();
+    // Assess
+    expect(deletions.request).not.toHaveBeenCalled();
+  });
+
+  it('does not read a receipt for an invalid deletion id', async () => {
+    // Prepare
+    const { respond, receipts } = api();
+
+    // Act
+    await respond({
+      method: 'GET',
+      resource: DELETION,
+      pathParameters: { tenant: 'acme', deletionId: 'abc' },
+    });
+
+    // Assess
+    expect(receipts.get).not.toHaveBeenCalled();
   });
 
   it('lists the allowed methods in the Allow header of a 405', async () => {
-    const { handler } = api();
+    // Prepare
+    const { respond } = api();
 
-    const response = await handler(
-      apiEvent({ method: 'POST', resource: STREAM, pathParameters: acmeLogs }),
-    );
+    // Act
+    const response = await respond({ method: 'POST', resource: STREAM, pathParameters: acmeLogs });
 
+    // Assess
     expect(response.headers?.Allow).toBe('PUT, GET, DELETE');
   });
 
-  it('admits no ingest for a body it rejects', async () => {
-    const { handler, registry, writer } = api();
+  it('lists a page of streams, 50 by default, from the token it is given', async () => {
+    // Prepare
+    const { respond, streams } = api();
+    streams.list.mockResolvedValue({ streams: [aStream()], nextToken: 'next' });
 
-    await handler(
-      apiEvent({ method: 'POST', resource: EVENTS, pathParameters: acmeLogs, body: '{}' }),
+    // Act
+    const response = await respond({
+      method: 'GET',
+      resource: STREAMS,
+      pathParameters: { tenant: 'acme' },
+      query: { nextToken: 'token' },
+    });
+
+    // Assess
+    expect(streams.list).toHaveBeenCalledExactlyOnceWith('acme', 50, 'token');
+    expect(JSON.parse(response.body)).toMatchObject({
+      streams: [{ tenant: 'acme', stream: 'logs', state: 'ACTIVE' }],
+      nextToken: 'next',
+    });
+  });
+
+  it('answers a StreamDeletingError with 409 StreamDeleting and Retry-After', async () => {
+    // Prepare
+    const { respond, streams } = api();
+    streams.create.mockRejectedValue(
+      new StreamDeletingError({ tenant: 'acme', stream: 'logs', deletionId: DELETION_ID }, 30, NOW),
     );
 
-    expect(registry.admitIngest).not.toHaveBeenCalled();
+    // Act
+    const response = await respond({ method: 'PUT', resource: STREAM, pathParameters: acmeLogs });
+
+    // Assess
+    expect(response.statusCode).toBe(409);
+    expect(response.headers?.['Retry-After']).toBe('30');
+    expect(errorCodeOf(response.body)).toBe('StreamDeleting');
+  });
+
+  it('answers an unexpected error with 500 InternalError and reports it', async () => {
+    // Prepare
+    const { handler, streams, onUnexpectedError } = api();
+    const bug = new TypeError('cannot read properties of undefined');
+    streams.get.mockRejectedValue(bug);
+    const event = apiEvent({ method: 'GET', resource: STREAM, pathParameters: acmeLogs });
+
+    // Act
+    const { response } = await handler(event);
+
+    // Assess
+    expect(response.statusCode).toBe(500);
+    expect(JSON.parse(response.body)).toEqual({
+      error: { code: 'InternalError', message: 'unexpected error' },
+    });
+    expect(onUnexpectedError).toHaveBeenCalledExactlyOnceWith(bug, event);
+  });
+
+  it('does not report a caller error as unexpected', async () => {
+    // Prepare
+    const { respond, onUnexpectedError } = api();
+
+    // Act
+    await respond({ method: 'GET', resource: '/v1/nothing' });
+
+    // Assess
+    expect(onUnexpectedError).not.toHaveBeenCalled();
+  });
+});
+
+describe('createHttpApi, ingest', () => {
+  const ingest = (body: string) =>
+    ({ method: 'POST', resource: EVENTS, pathParameters: acmeLogs, body }) as const;
+
+  it('admits no ingest for a body it rejects', async () => {
+    // Prepare
+    const { respond, streams, writer } = api();
+
+    // Act
+    await respond(ingest('{}'));
+
+    // Assess
+    expect(streams.admitIngest).not.toHaveBeenCalled();
     expect(writer.write).not.toHaveBeenCalled();
   });
 
+  it('writes the events under the stream it admitted', async () => {
+    // Prepare
+    const { respond, streams, writer } = api();
+    const admitted = aStream({ generation: 4 });
+    streams.admitIngest.mockResolvedValue(admitted);
+
+    // Act
+    await respond(ingest('[1,2,3]'));
+
+    // Assess
+    expect(streams.admitIngest).toHaveBeenCalledExactlyOnceWith('acme', 'logs');
+    expect(writer.write).toHaveBeenCalledExactlyOnceWith(admitted, [1, 2, 3]);
+  });
+
   it('answers an ingest with the key written and the number of events', async () => {
-    const { handler } = api();
+    // Prepare
+    const { respond } = api();
 
-    const response = await handler(
-      apiEvent({ method: 'POST', resource: EVENTS, pathParameters: acmeLogs, body: '[1,2,3]' }),
-    );
+    // Act
+    const response = await respond(ingest('[1,2,3]'));
 
+    // Assess
     expect(JSON.parse(response.body)).toEqual({ key: 'streams/acme/logs/1/e.json', count: 3 });
   });
 
+  it('releases the admitted ingest once its write ends', async () => {
+    // Prepare
+    const { respond, streams } = api();
+    const admitted = aStream({ generation: 4 });
+    streams.admitIngest.mockResolvedValue(admitted);
+
+    // Act
+    await respond(ingest('[1]'));
+
+    // Assess
+    expect(streams.releaseIngest).toHaveBeenCalledExactlyOnceWith(admitted);
+  });
+
+  it('releases the admitted ingest when its write fails', async () => {
+    // Prepare
+    const { respond, streams, writer } = api();
+    writer.write.mockRejectedValue(new Error('S3 is unreachable'));
+
+    // Act
+    const response = await respond(ingest('[1]'));
+
+    // Assess
+    expect(response.statusCode).toBe(500);
+    expect(streams.releaseIngest).toHaveBeenCalledTimes(1);
+  });
+});
+
+describe('createHttpApi, deletions', () => {
+  const deleteLogs = (query?: Record<string, string>) =>
+    ({
+      method: 'DELETE',
+      resource: STREAM,
+      pathParameters: acmeLogs,
+      ...(query ? { query } : {}),
+    }) as const;
+
   it('answers a DELETE with 202, the receipt and a Location of the deletion', async () => {
-    const { handler } = api();
+    // Prepare
+    const { respond } = api();
 
-    const response = await handler(
-      apiEvent({ method: 'DELETE', resource: STREAM, pathParameters: acmeLogs }),
-    );
+    // Act
+    const response = await respond(deleteLogs());
 
+    // Assess
     expect(response.statusCode).toBe(202);
     expect(response.headers?.Location).toBe(`/v1/tenants/acme/deletions/${DELETION_ID}`);
     expect(JSON.parse(response.body)).toMatchObject({
@@ -215,39 +445,165 @@ describe('createHttpApi', () => {
     });
   });
 
-  it('answers a StreamDeletingError with 409 StreamDeleting and Retry-After', async () => {
-    const { handler, registry } = api();
-    registry.create.mockRejectedValue(new StreamDeletingError('acme', 'logs', DELETION_ID, 30));
+  it('requests the deletion with the default grace window when the request names none', async () => {
+    // Prepare
+    const { respond, deletions } = api();
 
-    const response = await handler(
-      apiEvent({ method: 'PUT', resource: STREAM, pathParameters: acmeLogs }),
+    // Act
+    await respond(deleteLogs());
+
+    // Assess
+    expect(deletions.request).toHaveBeenCalledExactlyOnceWith(
+      'acme',
+      'logs',
+      DEFAULT_GRACE_SECONDS,
+    );
+  });
+
+  it('requests the deletion with the grace window the request names', async () => {
+    // Prepare
+    const { respond, deletions } = api();
+
+    // Act
+    await respond(deleteLogs({ graceSeconds: '0' }));
+
+    // Assess
+    expect(deletions.request).toHaveBeenCalledExactlyOnceWith('acme', 'logs', 0);
+  });
+
+  it('answers a receipt read by tenant and id', async () => {
+    // Prepare
+    const { respond, receipts } = api();
+
+    // Act
+    const response = await respond({
+      method: 'GET',
+      resource: DELETION,
+      pathParameters: acmeDeletion,
+    });
+
+    // Assess
+    expect(receipts.get).toHaveBeenCalledExactlyOnceWith('acme', DELETION_ID);
+    expect(JSON.parse(response.body)).toMatchObject({ deletionId: DELETION_ID, stream: 'clicks' });
+  });
+
+  it('lists a page of deletions as receipts, with the limit, state and token asked for', async () => {
+    // Prepare
+    const { respond, index } = api();
+    index.list.mockResolvedValue({ deletions: [aDeletion({ stream: 'clicks' })], nextToken: 'n' });
+
+    // Act
+    const response = await respond({
+      method: 'GET',
+      resource: DELETIONS,
+      pathParameters: { tenant: 'acme' },
+      query: { limit: '10', state: 'RUNNING', nextToken: 't' },
+    });
+
+    // Assess
+    expect(index.list).toHaveBeenCalledExactlyOnceWith('acme', {
+      limit: 10,
+      state: 'RUNNING',
+      nextToken: 't',
+    });
+    expect(JSON.parse(response.body)).toMatchObject({
+      deletions: [{ deletionId: DELETION_ID, stream: 'clicks' }],
+      nextToken: 'n',
+    });
+  });
+
+  it.each<[string, 'retry' | 'cancel' | 'expedite', number]>([
+    ['retry', 'retry', 202],
+    ['cancel', 'cancel', 200],
+    ['expedite', 'expedite', 202],
+  ])('answers a %s with the receipt of the deletion it changed', async (path, method, status) => {
+    // Prepare
+    const setup = api();
+    const changed: DeletionRecord = aDeletion({ stream: 'clicks', attempts: 7 });
+    setup.deletions[method].mockResolvedValue(changed);
+
+    // Act
+    const response = await setup.respond({
+      method: 'POST',
+      resource: `${DELETION}/${path}`,
+      pathParameters: acmeDeletion,
+    });
+
+    // Assess
+    expect(setup.deletions[method]).toHaveBeenCalledExactlyOnceWith('acme', DELETION_ID);
+    expect(setup.receipts.of).toHaveBeenCalledExactlyOnceWith(changed);
+    expect(response.statusCode).toBe(status);
+    expect(JSON.parse(response.body)).toMatchObject({ stream: 'clicks', attempts: 7 });
+  });
+
+  it.each(['retry', 'expedite'])(
+    'gives the Location of the deletion a %s started',
+    async (path) => {
+      // Prepare
+      const { respond } = api();
+
+      // Act
+      const response = await respond({
+        method: 'POST',
+        resource: `${DELETION}/${path}`,
+        pathParameters: acmeDeletion,
+      });
+
+      // Assess
+      expect(response.headers?.Location).toBe(`/v1/tenants/acme/deletions/${DELETION_ID}`);
+    },
+  );
+});
+
+describe.each<[string, ApiRequest, Record<string, unknown>]>([
+  [
+    'a new stream',
+    { method: 'PUT', resource: STREAM, pathParameters: acmeLogs },
+    { tenant: 'acme', stream: 'logs', generation: 1 },
+  ],
+  [
+    'a stream being deleted',
+    { method: 'GET', resource: STREAM, pathParameters: acmeLogs },
+    { tenant: 'acme', stream: 'logs', generation: 2, deletionId: DELETION_ID },
+  ],
+  [
+    'an ingest',
+    { method: 'POST', resource: EVENTS, pathParameters: acmeLogs, body: '[1]' },
+    { tenant: 'acme', stream: 'logs', generation: 1 },
+  ],
+  [
+    'a deletion requested',
+    { method: 'DELETE', resource: STREAM, pathParameters: acmeLogs },
+    { tenant: 'acme', stream: 'logs', deletionId: DELETION_ID, generation: 1 },
+  ],
+  [
+    'a receipt',
+    { method: 'GET', resource: DELETION, pathParameters: acmeDeletion },
+    { tenant: 'acme', deletionId: DELETION_ID, stream: 'clicks', generation: 1 },
+  ],
+  [
+    'a retry',
+    { method: 'POST', resource: `${DELETION}/retry`, pathParameters: acmeDeletion },
+    { tenant: 'acme', deletionId: DELETION_ID, stream: 'logs', generation: 1 },
+  ],
+  [
+    'a refused name',
+    { method: 'PUT', resource: STREAM, pathParameters: { tenant: 'acme', stream: 'Logs' } },
+    { tenant: 'acme', stream: 'Logs' },
+  ],
+  ['health', { method: 'GET', resource: '/v1/health' }, {}],
+])('the subject of %s', (_, request, subject) => {
+  it('names what the request was about, for its log line', async () => {
+    // Prepare
+    const { handler, streams } = api();
+    streams.get.mockResolvedValue(
+      aStream({ state: 'DELETING', deletionId: DELETION_ID, generation: 2 }),
     );
 
-    expect(response.statusCode).toBe(409);
-    expect(response.headers?.['Retry-After']).toBe('30');
-    expect(errorCodeOf(response.body)).toBe('StreamDeleting');
-  });
+    // Act
+    const answer = await handler(apiEvent(request));
 
-  it('answers an unexpected error with 500 InternalError and reports it', async () => {
-    const { handler, registry, onUnexpectedError } = api();
-    const bug = new TypeError('cannot read properties of undefined');
-    registry.get.mockRejectedValue(bug);
-    const event = apiEvent({ method: 'GET', resource: STREAM, pathParameters: acmeLogs });
-
-    const response = await handler(event);
-
-    expect(response.statusCode).toBe(500);
-    expect(JSON.parse(response.body)).toEqual({
-      error: { code: 'InternalError', message: 'unexpected error' },
-    });
-    expect(onUnexpectedError).toHaveBeenCalledExactlyOnceWith(bug, event);
-  });
-
-  it('does not report a caller error as unexpected', async () => {
-    const { handler, onUnexpectedError } = api();
-
-    await handler(apiEvent({ method: 'GET', resource: '/v1/nothing' }));
-
-    expect(onUnexpectedError).not.toHaveBeenCalled();
+    // Assess
+    expect(answer.subject).toEqual(subject);
   });
 });

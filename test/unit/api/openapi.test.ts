@@ -1,16 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { type Operation, ROUTES } from '../../lib/api/routes.ts';
-import { NAME_PATTERN } from '../../lib/names.ts';
-import { CASES, everythingFails, invalidNameCases, invoke } from '../helpers/api-cases.ts';
+import { type Operation, ROUTES } from '../../../lib/api/index.ts';
+import { NAME_PATTERN } from '../../../lib/core/index.ts';
+import { CASES, everythingFails, invalidNameCases, invoke } from '../../helpers/api-cases.ts';
 import {
   type OperationObject,
   operationsOf,
   readOpenApi,
   schemaValidator,
   validateOpenApi,
-} from '../helpers/openapi.ts';
-import { DELETION_ID } from '../helpers/records.ts';
+} from '../../helpers/openapi.ts';
+import { DELETION_ID } from '../../helpers/records.ts';
 
 const written = readOpenApi();
 const { valid, errors, resolved } = await validateOpenApi(written);

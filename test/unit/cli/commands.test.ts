@@ -212,14 +212,10 @@ describe('deleting', () => {
       bytesDeleted: 80,
       failedObjects: 2,
     });
-    const failed = toReceipt(
-      deletion,
-      deletion,
-      [
-        { key: 'streams/acme/logs/1/a.json', code: 'AccessDenied', message: 'Access Denied' },
-        { key: 'streams/acme/logs/1/b.json', code: 'AccessDenied', message: 'Access Denied' },
-      ],
-    );
+    const failed = toReceipt(deletion, deletion, [
+      { key: 'streams/acme/logs/1/a.json', code: 'AccessDenied', message: 'Access Denied' },
+      { key: 'streams/acme/logs/1/b.json', code: 'AccessDenied', message: 'Access Denied' },
+    ]);
 
     // Act
     const result = await lethe(['delete', 'acme/logs', '--wait'], (request) =>

@@ -14,10 +14,10 @@ const aPageMessage = { ...fence, type: 'page', chainId: CHAIN_ID, page: 0 };
 const aFinalizeMessage = { ...fence, type: 'finalize' };
 
 describe('message builders', () => {
-  it('builds a page message from a chain, which carries its deletion\'s fence', () => {
+  it("builds a page message from a chain, which carries its deletion's fence", () => {
     const chain = { ...fence, chainId: CHAIN_ID, stream: 'logs' };
 
-    expect(pageMessage(chain, 0)).toEqual(aPageMessage);
+    expect(pageMessage(chain, 0)).toEqual({ ...aPageMessage, stream: 'logs' });
   });
 
   it('builds a finalize message from a deletion', () => {

@@ -1,149 +1,358 @@
-import { ListObjectsV2Command, ListObjectVersionsCommand, S3Client } from '@aws-sdk/client-s3';
+import {
+  type BucketVersioningStatus,
+  GetBucketVersioningCommand,
+  ListObjectsV2Command,
+  ListObjectVersionsCommand,
+  S3Client,
+} from '@aws-sdk/client-s3';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
-import { chainIdOf, Dispatcher } from '../../lib/dispatch.ts';
-import type { Finalizer } from '../../lib/finalizer.ts';
-import type { ChainRecord, DeletionRecord } from '../../lib/model.ts';
-import type { ProgressStore } from '../../lib/progress.ts';
-import type { WorkQueue } from '../../lib/work-queue.ts';
-import { fake } from '../helpers/fakes.ts';
-import { aChain, aDeletion, DELETION_ID } from '../helpers/records.ts';
+import {
+  type ChainRecord,
+  chainIdOf,
+  type DeletionRecord,
+  done,
+  pageMessage,
+} from '../../../lib/core/index.ts';
+import type { DispatcherOptions } from '../../../lib/pipeline/dispatcher.ts';
+import { Dispatcher, type Finalizer } from '../../../lib/pipeline/index.ts';
+import type { ChainStore, DeletionStore } from '../../../lib/store/index.ts';
+import { aChain, aDeletion, DELETION_ID } from '../../helpers/records.ts';
 
 const s3 = mockClient(S3Client);
 const location = 'streams/acme/logs/1/';
+const day = (n: number) => `${location}dt=2026-01-0${n}/`;
+const ref = { tenant: 'acme', deletionId: DELETION_ID, round: 1 };
 
-function dispatcher(states: DeletionRecord[], chains: ChainRecord[] = []) {
-  const registered: ChainRecord[] = [...chains];
-  const store = {
-    getDeletion: vi.fn<ProgressStore['getDeletion']>(async () => states.shift()),
-    registerChains: vi.fn<ProgressStore['registerChains']>(async (_, planned) => {
+/**
+ * A dispatcher over a deletion that reads as `states`, one read after another (the last one
+ * stays), and a chain store holding `existing` chains and every chain registered since.
+ */
+function dispatcher(
+  states: Array<DeletionRecord | undefined>,
+  existing: ChainRecord[] = [],
+  detectVersioning = false,
+) {
+  const registered = [...existing];
+  const deletions = {
+    get: vi.fn<DeletionStore['get']>(async () => (states.length > 1 ? states.shift() : states[0])),
+    start: vi.fn<DeletionStore['start']>(async () => done),
+  } satisfies DispatcherOptions['deletions'];
+  const chains = {
+    register: vi.fn<ChainStore['register']>(async (_deletion, planned, versioned) => {
       for (const { chainId, prefix } of planned) {
         if (!registered.some((chain) => chain.chainId === chainId)) {
-          registered.push(aChain({ chainId, prefix }));
+          registered.push(aChain({ chainId, prefix, versioned }));
         }
       }
     }),
-    chains: vi.fn<ProgressStore['chains']>(async function* () {
+    list: vi.fn<ChainStore['list']>(async function* () {
       yield* registered;
     }),
-    startRound: vi.fn<ProgressStore['startRound']>(async () => true),
-  };
-  const queue = { send: vi.fn<WorkQueue['send']>(async () => {}) };
-  const finalizer = { finalize: vi.fn<Finalizer['finalize']>(async () => 'completed') };
+  } satisfies DispatcherOptions['chains'];
+  const queue = {
+    send: vi.fn<DispatcherOptions['queue']['send']>(async () => {}),
+  } satisfies DispatcherOptions['queue'];
+  const finalizer = {
+    finalize: vi.fn<Finalizer['finalize']>(async () => 'completed'),
+  } satisfies DispatcherOptions['finalizer'];
   const subject = new Dispatcher({
-    store: fake<ProgressStore>(store),
+    deletions,
+    chains,
     s3: new S3Client({ region: 'us-east-1' }),
-    queue: fake<WorkQueue>(queue),
-    finalizer: fake<Finalizer>(finalizer),
-    detectVersioning: false,
+    queue,
+    finalizer,
+    detectVersioning,
   });
-  return { subject, store, queue, finalizer };
+  return { subject, deletions, chains, queue, finalizer };
 }
 
-const ref = { tenant: 'acme', deletionId: DELETION_ID, round: 1 };
+/** A PENDING deletion, then RUNNING once the dispatcher has started it. */
+const pendingThenRunning = (overrides: Partial<DeletionRecord> = {}, chainsTotal = 2) => [
+  aDeletion({ state: 'PENDING', ...overrides }),
+  aDeletion({ state: 'RUNNING', chainsTotal, ...overrides }),
+];
 
-describe('Dispatcher', () => {
-  beforeEach(() => s3.reset());
+/** The location lists as these child prefixes and direct keys. */
+const children = (prefixes: string[], keys: string[] = []) =>
+  s3.on(ListObjectsV2Command).resolves({
+    CommonPrefixes: prefixes.map((Prefix) => ({ Prefix })),
+    Contents: keys.map((Key) => ({ Key, Size: 3 })),
+    IsTruncated: false,
+  });
 
-  it('plans one chain per child prefix and starts each with page 0', async () => {
-    s3.on(ListObjectsV2Command).resolves({
-      CommonPrefixes: [
-        { Prefix: `${location}dt=2026-01-01/` },
-        { Prefix: `${location}dt=2026-01-02/` },
-      ],
-      Contents: [{ Key: `${location}manifest.json`, Size: 3 }],
-      IsTruncated: false,
-    });
-    const { subject, store, queue } = dispatcher([
-      aDeletion({ state: 'PENDING' }),
-      aDeletion({ state: 'RUNNING', chainsTotal: 2 }),
-    ]);
+beforeEach(() => {
+  s3.reset();
+});
 
-    const outcome = await subject.dispatch(ref);
+describe('Dispatcher.dispatch, a PENDING deletion', () => {
+  it('lists the children of its location', async () => {
+    // Prepare
+    children([day(1)]);
+    const { subject } = dispatcher(pendingThenRunning());
 
-    expect(outcome).toBe('dispatched');
+    // Act
+    await subject.dispatch(ref);
+
+    // Assess
     expect(s3.commandCalls(ListObjectsV2Command)[0]?.args[0].input).toMatchObject({
+      Bucket: 'lethe-data',
       Prefix: location,
       Delimiter: '/',
     });
-    expect(store.registerChains.mock.calls[0]?.[1]).toEqual([
-      { chainId: chainIdOf(`${location}dt=2026-01-01/`), prefix: `${location}dt=2026-01-01/` },
-      { chainId: chainIdOf(`${location}dt=2026-01-02/`), prefix: `${location}dt=2026-01-02/` },
-    ]);
-    expect(store.startRound).toHaveBeenCalledWith(expect.anything(), 2, false);
-    expect(
-      queue.send.mock.calls[0]?.[0].map((message) => message.type === 'page' && message.page),
-    ).toEqual([0, 0]);
   });
 
-  it('plans from versions, and records it, in a bucket that keeps versions', async () => {
-    s3.on(ListObjectVersionsCommand).resolves({
-      CommonPrefixes: [{ Prefix: `${location}dt=2026-01-01/` }],
-      IsTruncated: false,
-    });
-    const { subject, store } = dispatcher([
-      aDeletion({ state: 'PENDING', versioned: true }),
-      aDeletion({ chainsTotal: 1, versioned: true }),
-    ]);
+  it('plans one chain per child prefix', async () => {
+    // Prepare
+    children([day(1), day(2)]);
+    const pending = aDeletion({ state: 'PENDING' });
+    const { subject, chains } = dispatcher([pending, aDeletion({ chainsTotal: 2 })]);
 
+    // Act
     await subject.dispatch(ref);
 
+    // Assess
+    expect(chains.register).toHaveBeenCalledExactlyOnceWith(
+      pending,
+      [
+        { chainId: chainIdOf(day(1)), prefix: day(1) },
+        { chainId: chainIdOf(day(2)), prefix: day(2) },
+      ],
+      false,
+    );
+  });
+
+  it('leaves keys directly under the location, beside child prefixes, to the next round', async () => {
+    // Prepare
+    children([day(1)], [`${location}manifest.json`]);
+    const { subject, chains } = dispatcher(pendingThenRunning());
+
+    // Act
+    await subject.dispatch(ref);
+
+    // Assess
+    expect(chains.register.mock.calls[0]?.[1]).toEqual([
+      { chainId: chainIdOf(day(1)), prefix: day(1) },
+    ]);
+  });
+
+  it('makes one chain over the location when it has no child prefixes', async () => {
+    // Prepare
+    children([], [`${location}a.json`]);
+    const { subject, chains } = dispatcher(pendingThenRunning());
+
+    // Act
+    await subject.dispatch(ref);
+
+    // Assess
+    expect(chains.register.mock.calls[0]?.[1]).toEqual([
+      { chainId: chainIdOf(location), prefix: location },
+    ]);
+  });
+
+  it('ignores a child prefix outside the location', async () => {
+    // Prepare
+    children([day(1), 'streams/acme/logs/10/']);
+    const { subject, chains } = dispatcher(pendingThenRunning());
+
+    // Act
+    await subject.dispatch(ref);
+
+    // Assess
+    expect(chains.register.mock.calls[0]?.[1]).toEqual([
+      { chainId: chainIdOf(day(1)), prefix: day(1) },
+    ]);
+  });
+
+  it('starts the round with the number of chains registered', async () => {
+    // Prepare
+    children([day(1), day(2)]);
+    const pending = aDeletion({ state: 'PENDING' });
+    const { subject, deletions } = dispatcher([pending, aDeletion({ chainsTotal: 2 })]);
+
+    // Act
+    await subject.dispatch(ref);
+
+    // Assess
+    expect(deletions.start).toHaveBeenCalledExactlyOnceWith(pending, 2, false);
+  });
+
+  it('starts each chain with its page 0', async () => {
+    // Prepare
+    children([day(1), day(2)]);
+    const { subject, queue } = dispatcher(pendingThenRunning());
+
+    // Act
+    const outcome = await subject.dispatch(ref);
+
+    // Assess
+    expect(outcome).toBe('dispatched');
+    expect(queue.send).toHaveBeenCalledExactlyOnceWith([
+      pageMessage({ ...aDeletion(), chainId: chainIdOf(day(1)) }, 0),
+      pageMessage({ ...aDeletion(), chainId: chainIdOf(day(2)) }, 0),
+    ]);
+  });
+
+  it('goes straight to verification when the location is empty', async () => {
+    // Prepare
+    children([]);
+    const { subject, finalizer, queue, deletions } = dispatcher(pendingThenRunning({}, 0));
+
+    // Act
+    const outcome = await subject.dispatch(ref);
+
+    // Assess
+    expect(outcome).toBe('empty');
+    expect(deletions.start).toHaveBeenCalledExactlyOnceWith(expect.anything(), 0, false);
+    expect(finalizer.finalize).toHaveBeenCalledExactlyOnceWith(aDeletion({ chainsTotal: 0 }));
+    expect(queue.send).not.toHaveBeenCalled();
+  });
+
+  it('is stale when, once started, the deletion is in another round', async () => {
+    // Prepare
+    children([day(1)]);
+    const { subject, queue } = dispatcher([
+      aDeletion({ state: 'PENDING' }),
+      aDeletion({ state: 'RUNNING', round: 2 }),
+    ]);
+
+    // Act
+    const outcome = await subject.dispatch(ref);
+
+    // Assess
+    expect(outcome).toBe('stale');
+    expect(queue.send).not.toHaveBeenCalled();
+  });
+});
+
+describe('Dispatcher.dispatch, a bucket that keeps versions', () => {
+  const versionChildren = (prefixes: string[]) =>
+    s3.on(ListObjectVersionsCommand).resolves({
+      CommonPrefixes: prefixes.map((Prefix) => ({ Prefix })),
+      IsTruncated: false,
+    });
+
+  it('plans from versions, and records it, when the deletion is known versioned', async () => {
+    // Prepare
+    versionChildren([day(1)]);
+    const { subject, chains, deletions } = dispatcher(pendingThenRunning({ versioned: true }, 1));
+
+    // Act
+    await subject.dispatch(ref);
+
+    // Assess
     expect(s3.commandCalls(ListObjectVersionsCommand)[0]?.args[0].input).toMatchObject({
       Prefix: location,
       Delimiter: '/',
     });
     expect(s3.commandCalls(ListObjectsV2Command)).toHaveLength(0);
-    expect(store.startRound).toHaveBeenCalledWith(expect.anything(), 1, true);
+    expect(chains.register).toHaveBeenCalledExactlyOnceWith(
+      expect.anything(),
+      expect.anything(),
+      true,
+    );
+    expect(deletions.start).toHaveBeenCalledExactlyOnceWith(expect.anything(), 1, true);
   });
 
-  it('makes one chain over the location when it has no child prefixes', async () => {
-    s3.on(ListObjectsV2Command).resolves({
-      Contents: [{ Key: `${location}a.json`, Size: 3 }],
-      IsTruncated: false,
-    });
-    const { subject, store } = dispatcher([aDeletion({ state: 'PENDING' }), aDeletion()]);
+  it('does not ask the bucket about a deletion known versioned', async () => {
+    // Prepare
+    versionChildren([day(1)]);
+    const { subject } = dispatcher(pendingThenRunning({ versioned: true }, 1), [], true);
 
+    // Act
     await subject.dispatch(ref);
 
-    expect(store.registerChains.mock.calls[0]?.[1]).toEqual([
-      { chainId: chainIdOf(location), prefix: location },
-    ]);
+    // Assess
+    expect(s3.commandCalls(GetBucketVersioningCommand)).toHaveLength(0);
   });
 
-  it('goes straight to verification when the location is empty', async () => {
-    s3.on(ListObjectsV2Command).resolves({ IsTruncated: false });
-    const { subject, finalizer, queue } = dispatcher([
-      aDeletion({ state: 'PENDING' }),
-      aDeletion({ chainsTotal: 0 }),
-    ]);
+  it('does not ask the bucket when detection is off', async () => {
+    // Prepare
+    children([day(1)]);
+    const { subject, deletions } = dispatcher(pendingThenRunning({}, 1), [], false);
 
-    expect(await subject.dispatch(ref)).toBe('empty');
-    expect(finalizer.finalize).toHaveBeenCalledTimes(1);
+    // Act
+    await subject.dispatch(ref);
+
+    // Assess
+    expect(s3.commandCalls(GetBucketVersioningCommand)).toHaveLength(0);
+    expect(deletions.start).toHaveBeenCalledExactlyOnceWith(expect.anything(), 1, false);
+  });
+
+  describe.each<[BucketVersioningStatus | undefined, boolean]>([
+    ['Enabled', true],
+    ['Suspended', true],
+    [undefined, false],
+  ])('when detection finds versioning %s', (status, versioned) => {
+    it(`starts the round ${versioned ? 'versioned' : 'plain'}`, async () => {
+      // Prepare
+      s3.on(GetBucketVersioningCommand).resolves(status ? { Status: status } : {});
+      children([day(1)]);
+      versionChildren([day(1)]);
+      const { subject, deletions } = dispatcher(pendingThenRunning({}, 1), [], true);
+
+      // Act
+      await subject.dispatch(ref);
+
+      // Assess
+      expect(s3.commandCalls(GetBucketVersioningCommand)[0]?.args[0].input).toEqual({
+        Bucket: 'lethe-data',
+      });
+      expect(deletions.start).toHaveBeenCalledExactlyOnceWith(expect.anything(), 1, versioned);
+    });
+  });
+});
+
+describe('Dispatcher.dispatch, a deletion that is not PENDING', () => {
+  it.each<[string, DeletionRecord | undefined]>([
+    ['a record of an older round', aDeletion({ state: 'PENDING', round: 2 })],
+    ['a deletion that is gone', undefined],
+    ['a COMPLETED deletion', aDeletion({ state: 'COMPLETED' })],
+    ['a FAILED deletion', aDeletion({ state: 'FAILED' })],
+  ])('ignores %s', async (_, deletion) => {
+    // Prepare
+    const { subject, chains, queue } = dispatcher([deletion]);
+
+    // Act
+    const outcome = await subject.dispatch(ref);
+
+    // Assess
+    expect(outcome).toBe('stale');
+    expect(s3.calls()).toHaveLength(0);
+    expect(chains.register).not.toHaveBeenCalled();
     expect(queue.send).not.toHaveBeenCalled();
   });
 
-  it('ignores a record of an older round', async () => {
-    const { subject, store } = dispatcher([aDeletion({ state: 'PENDING', round: 2 })]);
-
-    expect(await subject.dispatch(ref)).toBe('stale');
-    expect(s3.calls()).toHaveLength(0);
-    expect(store.registerChains).not.toHaveBeenCalled();
-  });
-
   it('on a repeat, starts only the chains that never started', async () => {
+    // Prepare
     const { subject, queue } = dispatcher(
-      [aDeletion({ chainsTotal: 2 })],
+      [aDeletion({ chainsTotal: 3 })],
       [
         aChain({ chainId: 'a'.repeat(20), lastPage: 3 }),
         aChain({ chainId: 'b'.repeat(20), lastPage: -1 }),
+        aChain({ chainId: 'c'.repeat(20), lastPage: 0, ended: true }),
       ],
     );
 
+    // Act
     await subject.dispatch(ref);
 
-    expect(s3.calls()).toHaveLength(0);
-    expect(queue.send.mock.calls[0]?.[0]).toEqual([
-      expect.objectContaining({ type: 'page', chainId: 'b'.repeat(20), page: 0 }),
+    // Assess
+    expect(queue.send).toHaveBeenCalledExactlyOnceWith([
+      pageMessage(aChain({ chainId: 'b'.repeat(20) }), 0),
     ]);
+  });
+
+  it('on a repeat, plans nothing again', async () => {
+    // Prepare
+    const { subject, chains, deletions } = dispatcher([aDeletion({ chainsTotal: 1 })], [aChain()]);
+
+    // Act
+    await subject.dispatch(ref);
+
+    // Assess
+    expect(s3.calls()).toHaveLength(0);
+    expect(chains.register).not.toHaveBeenCalled();
+    expect(deletions.start).not.toHaveBeenCalled();
   });
 });

@@ -1,222 +1,560 @@
 import { ListObjectVersionsCommand, S3Client } from '@aws-sdk/client-s3';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
-import { Finalizer, isReadyToVerify } from '../../lib/finalizer.ts';
-import type { DeletionRecord, StreamRecord } from '../../lib/model.ts';
-import type { ProgressStore } from '../../lib/progress.ts';
-import type { WorkQueue } from '../../lib/work-queue.ts';
-import { fake } from '../helpers/fakes.ts';
-import { aDeletion, aStream, DELETION_ID, NOW } from '../helpers/records.ts';
+import {
+  type ChainRecord,
+  clockOf,
+  type DeletionRecord,
+  type DeletionTotals,
+  done,
+  duplicate,
+  fenced,
+  finalizeMessage,
+  type StreamRecord,
+} from '../../../lib/core/index.ts';
+import type { FinalizerOptions } from '../../../lib/pipeline/finalizer.ts';
+import { type DeletionEvents, Finalizer, isReadyToVerify } from '../../../lib/pipeline/index.ts';
+import type { ChainStore, DeletionStore, StreamStore } from '../../../lib/store/index.ts';
+import { aChain, aDeletion, aPage, aStream, DELETION_ID, NOW } from '../../helpers/records.ts';
 
 const s3 = mockClient(S3Client);
+const location = 'streams/acme/logs/1/';
+/** A RUNNING deletion whose two chains have settled: its round is ready to verify. */
 const ready = (overrides: Partial<DeletionRecord> = {}) =>
   aDeletion({ chainsTotal: 2, chainsSettled: 2, ...overrides });
-
-let totals = { objectsDeleted: 0, bytesDeleted: 0, failedObjects: 0 };
+/** Requested an hour before NOW. */
+const SECONDS_SINCE_REQUEST = 3600;
+const noTotals: DeletionTotals = { objectsDeleted: 0, bytesDeleted: 0, failedObjects: 0 };
 
 function finalizer(
   stream: StreamRecord | undefined = aStream({ state: 'DELETING', deletionId: DELETION_ID }),
+  totals: DeletionTotals = noTotals,
 ) {
-  const store = {
-    getDeletion: vi.fn<ProgressStore['getDeletion']>(),
-    getStream: vi.fn<ProgressStore['getStream']>(async () => stream),
-    totals: vi.fn<ProgressStore['totals']>(async () => totals),
-    complete: vi.fn<ProgressStore['complete']>(async () => 'recorded'),
-    fail: vi.fn<ProgressStore['fail']>(async () => 'recorded'),
-    nextRound: vi.fn<ProgressStore['nextRound']>(async () => 'recorded'),
-    claimVerification: vi.fn<ProgressStore['claimVerification']>(async () => true),
-  };
-  const queue = { send: vi.fn<WorkQueue['send']>(async () => {}) };
+  const deletions = {
+    get: vi.fn<DeletionStore['get']>(async () => ready()),
+    claimVerification: vi.fn<DeletionStore['claimVerification']>(async () => done),
+    complete: vi.fn<DeletionStore['complete']>(async () => done),
+    fail: vi.fn<DeletionStore['fail']>(async () => done),
+    nextRound: vi.fn<DeletionStore['nextRound']>(async () => done),
+  } satisfies FinalizerOptions['deletions'];
+  const chains = {
+    settle: vi.fn<ChainStore['settle']>(async () => done),
+    totals: vi.fn<ChainStore['totals']>(async () => totals),
+  } satisfies FinalizerOptions['chains'];
+  const streams = {
+    find: vi.fn<StreamStore['find']>(async () => stream),
+  } satisfies FinalizerOptions['streams'];
+  const queue = {
+    send: vi.fn<FinalizerOptions['queue']['send']>(async () => {}),
+  } satisfies FinalizerOptions['queue'];
+  const events = {
+    ended: vi.fn<DeletionEvents['ended']>(),
+    resumed: vi.fn<DeletionEvents['resumed']>(),
+  } satisfies DeletionEvents;
   const subject = new Finalizer({
-    store: fake<ProgressStore>(store),
+    deletions,
+    chains,
+    streams,
     s3: new S3Client({ region: 'us-east-1' }),
-    queue: fake<WorkQueue>(queue),
+    queue,
+    events,
     ingestGraceSeconds: 30,
     maxRounds: 3,
-    now: () => NOW,
+    clock: clockOf(() => NOW),
   });
-  return { subject, store, queue };
+  return { subject, deletions, chains, streams, queue, events };
 }
 
 /** What verification sees: current objects of an unversioned bucket (version id `null`). */
-const listing = (keys: string[]) =>
+const leftover = (keys: string[]) =>
   s3.on(ListObjectVersionsCommand).resolves({
     Versions: keys.map((Key) => ({ Key, Size: 1, VersionId: 'null' })),
     IsTruncated: false,
   });
 
-describe('Finalizer', () => {
-  beforeEach(() => {
-    s3.reset();
-    totals = { objectsDeleted: 0, bytesDeleted: 0, failedObjects: 0 };
+/** A stream with an ingest in flight, admitted `secondsAgo` before NOW. */
+const ingesting = (secondsAgo: number) =>
+  aStream({
+    state: 'DELETING',
+    deletionId: DELETION_ID,
+    inflightIngests: 1,
+    lastIngestAt: new Date(NOW.getTime() - secondsAgo * 1000).toISOString(),
   });
 
-  it.each([
-    ['a chain has not settled (ended with no page open)', { chainsSettled: 1 }],
-    ['the deletion is not running', { state: 'PENDING' as const }],
-  ])('does nothing while %s', async (_, overrides) => {
-    const { subject, store } = finalizer();
+beforeEach(() => {
+  s3.reset();
+});
 
+describe('Finalizer.finalize', () => {
+  it.each<[string, Partial<DeletionRecord>]>([
+    ['a chain has not settled (ended with no page open)', { chainsSettled: 1 }],
+    ['the deletion is not running', { state: 'PENDING' }],
+  ])('does nothing while %s', async (_, overrides) => {
+    // Prepare
+    const { subject, deletions } = finalizer();
+
+    // Act
     const outcome = await subject.finalize(ready(overrides));
 
+    // Assess
     expect(outcome).toBe('not-ready');
     expect(s3.calls()).toHaveLength(0);
-    expect(store.complete).not.toHaveBeenCalled();
+    expect(deletions.complete).not.toHaveBeenCalled();
   });
 
-  it('completes when one listing of the whole location comes back empty', async () => {
-    listing([]);
-    totals = { objectsDeleted: 2_000, bytesDeleted: 40_000, failedObjects: 0 };
-    const { subject, store } = finalizer();
+  it('verifies with one listing of the whole location, through versions', async () => {
+    // Prepare
+    leftover([]);
+    const { subject } = finalizer();
 
+    // Act
+    await subject.finalize(ready());
+
+    // Assess
+    expect(s3.commandCalls(ListObjectVersionsCommand).map((call) => call.args[0].input)).toEqual([
+      { Bucket: 'lethe-data', Prefix: location, MaxKeys: 1 },
+    ]);
+  });
+
+  it('completes, with the totals of every chain, when the location comes back empty', async () => {
+    // Prepare
+    leftover([]);
+    const totals = { objectsDeleted: 2_000, bytesDeleted: 40_000, failedObjects: 0 };
+    const { subject, deletions } = finalizer(undefined, totals);
+
+    // Act
     const outcome = await subject.finalize(ready());
 
+    // Assess
     expect(outcome).toBe('completed');
-    expect(store.complete).toHaveBeenCalledWith(expect.objectContaining(totals));
-    expect(s3.commandCalls(ListObjectVersionsCommand)[0]?.args[0].input).toMatchObject({
-      Bucket: 'lethe-data',
-      Prefix: 'streams/acme/logs/1/',
-      MaxKeys: 1,
-    });
-    expect(store.complete).toHaveBeenCalledTimes(1);
+    expect(deletions.complete).toHaveBeenCalledExactlyOnceWith({ ...ready(), ...totals });
   });
 
   it('waits, with a delayed finalize message, for an ingest still in flight', async () => {
-    const { subject, store, queue } = finalizer(
-      aStream({
-        state: 'DELETING',
-        deletionId: DELETION_ID,
-        inflightIngests: 1,
-        lastIngestAt: new Date(NOW.getTime() - 10_000).toISOString(),
-      }),
-    );
+    // Prepare
+    const { subject, deletions, queue } = finalizer(ingesting(10));
 
+    // Act
     const outcome = await subject.finalize(ready());
 
+    // Assess
     expect(outcome).toBe('delayed');
-    expect(queue.send).toHaveBeenCalledWith(
-      [
-        {
-          v: 1,
-          type: 'finalize',
-          tenant: 'acme',
-          deletionId: DELETION_ID,
-          generation: 1,
-          round: 1,
-        },
-      ],
-      2,
-    );
+    expect(queue.send).toHaveBeenCalledExactlyOnceWith([finalizeMessage(ready())], 2);
     expect(s3.calls()).toHaveLength(0);
-    expect(store.complete).not.toHaveBeenCalled();
+    expect(deletions.complete).not.toHaveBeenCalled();
+  });
+
+  it('looks again no later than the grace allows the ingest', async () => {
+    // Prepare: admitted 29.5 s ago, with 30 s of grace.
+    const { subject, queue } = finalizer(ingesting(29.5));
+
+    // Act
+    await subject.finalize(ready());
+
+    // Assess
+    expect(queue.send.mock.calls[0]?.[1]).toBe(0.5);
   });
 
   it('stops waiting for an ingest once the grace has passed (its writer died)', async () => {
-    listing([]);
-    const { subject } = finalizer(
-      aStream({
-        state: 'DELETING',
-        deletionId: DELETION_ID,
-        inflightIngests: 1,
-        lastIngestAt: new Date(NOW.getTime() - 31_000).toISOString(),
-      }),
-    );
+    // Prepare
+    leftover([]);
+    const { subject } = finalizer(ingesting(31));
 
-    expect(await subject.finalize(ready())).toBe('completed');
+    // Act
+    const outcome = await subject.finalize(ready());
+
+    // Assess
+    expect(outcome).toBe('completed');
+  });
+
+  it("does not wait for ingests into another deletion's stream record", async () => {
+    // Prepare: the name was freed and is being written again (another incarnation).
+    leftover([]);
+    const { subject } = finalizer({ ...ingesting(1), state: 'ACTIVE', deletionId: undefined });
+
+    // Act
+    const outcome = await subject.finalize(ready());
+
+    // Assess
+    expect(outcome).toBe('completed');
   });
 
   it('fails the deletion when keys could not be deleted and remain', async () => {
-    listing(['streams/acme/logs/1/dt=2026-01-01/locked.json']);
-    totals = { objectsDeleted: 9, bytesDeleted: 90, failedObjects: 1 };
-    const { subject, store } = finalizer();
+    // Prepare
+    leftover([`${location}dt=2026-01-01/locked.json`]);
+    const totals = { objectsDeleted: 9, bytesDeleted: 90, failedObjects: 1 };
+    const { subject, deletions } = finalizer(undefined, totals);
 
+    // Act
     const outcome = await subject.finalize(ready());
 
+    // Assess
     expect(outcome).toBe('failed');
-    expect(store.fail).toHaveBeenCalledWith(expect.objectContaining({ failedObjects: 1 }));
-    expect(store.complete).not.toHaveBeenCalled();
+    expect(deletions.fail).toHaveBeenCalledExactlyOnceWith({ ...ready(), ...totals }, undefined);
+    expect(deletions.complete).not.toHaveBeenCalled();
   });
 
   it('starts another round when keys remain that nothing refused', async () => {
-    listing(['streams/acme/logs/1/manifest.json']);
-    const { subject, store } = finalizer();
+    // Prepare
+    leftover([`${location}manifest.json`]);
+    const { subject, deletions } = finalizer();
 
-    expect(await subject.finalize(ready({ round: 2 }))).toBe('next-round');
-    expect(store.nextRound).toHaveBeenCalledTimes(1);
+    // Act
+    const outcome = await subject.finalize(ready({ round: 2 }));
+
+    // Assess
+    expect(outcome).toBe('next-round');
+    expect(deletions.nextRound).toHaveBeenCalledExactlyOnceWith(ready({ round: 2 }));
   });
 
   it('goes again version by version when verification finds the bucket keeps versions', async () => {
+    // Prepare
     s3.on(ListObjectVersionsCommand).resolves({
-      DeleteMarkers: [{ Key: 'streams/acme/logs/1/a.json', VersionId: 'v2' }],
+      DeleteMarkers: [{ Key: `${location}a.json`, VersionId: 'v2' }],
       IsTruncated: false,
     });
-    const { subject, store } = finalizer();
+    const { subject, deletions } = finalizer();
 
-    expect(await subject.finalize(ready())).toBe('next-round');
-    expect(store.nextRound).toHaveBeenCalledWith(expect.anything(), true);
+    // Act
+    const outcome = await subject.finalize(ready());
+
+    // Assess
+    expect(outcome).toBe('next-round');
+    expect(deletions.nextRound).toHaveBeenCalledExactlyOnceWith(ready(), true);
   });
 
   it('gives up with LocationNotEmpty after the last round', async () => {
-    listing(['streams/acme/logs/1/late.json']);
-    const { subject, store } = finalizer();
+    // Prepare
+    leftover([`${location}late.json`]);
+    const { subject, deletions } = finalizer();
 
-    expect(await subject.finalize(ready({ round: 3 }))).toBe('failed');
-    expect(store.fail).toHaveBeenCalledWith(
-      expect.anything(),
+    // Act
+    const outcome = await subject.finalize(ready({ round: 3 }));
+
+    // Assess
+    expect(outcome).toBe('failed');
+    expect(deletions.fail).toHaveBeenCalledExactlyOnceWith(
+      ready({ round: 3 }),
       expect.objectContaining({ code: 'LocationNotEmpty' }),
     );
   });
 
-  it('reports a lost race (another finalizer won) as fenced', async () => {
-    listing([]);
-    const { subject, store } = finalizer();
-    store.complete.mockResolvedValue('fenced');
+  it('reports a completion that lost a race (another run completed it) as fenced', async () => {
+    // Prepare
+    leftover([]);
+    const { subject, deletions } = finalizer();
+    deletions.complete.mockResolvedValue(fenced());
 
-    expect(await subject.finalize(ready())).toBe('fenced');
+    // Act
+    const outcome = await subject.finalize(ready());
+
+    // Assess
+    expect(outcome).toBe('fenced');
   });
 
-  describe('finalizeIfReady (after a chain settles)', () => {
-    it('verifies once it has claimed the round', async () => {
-      listing([]);
-      const { subject, store } = finalizer();
-      store.getDeletion.mockResolvedValue(ready());
+  it('reports a next round that lost a race (another run moved it) as fenced', async () => {
+    // Prepare
+    leftover([`${location}late.json`]);
+    const { subject, deletions } = finalizer();
+    deletions.nextRound.mockResolvedValue(fenced());
 
-      expect(await subject.finalizeIfReady(aDeletion())).toBe('completed');
-      expect(store.claimVerification).toHaveBeenCalledWith(ready());
-      expect(s3.commandCalls(ListObjectVersionsCommand)).toHaveLength(1);
-    });
+    // Act
+    const outcome = await subject.finalize(ready());
 
-    it('leaves the round to the worker that claimed it first: no second listing', async () => {
-      const { subject, store } = finalizer();
-      store.getDeletion.mockResolvedValue(ready());
-      store.claimVerification.mockResolvedValue(false);
+    // Assess
+    expect(outcome).toBe('fenced');
+  });
+});
 
-      expect(await subject.finalizeIfReady(aDeletion())).toBe('claimed');
-      expect(s3.calls()).toHaveLength(0);
-      expect(store.complete).not.toHaveBeenCalled();
-    });
+describe('Finalizer.finalizeIfReady (after a chain settles)', () => {
+  it('verifies once it has claimed the round', async () => {
+    // Prepare
+    leftover([]);
+    const { subject, deletions } = finalizer();
 
-    it('claims nothing while a chain is still open', async () => {
-      const { subject, store } = finalizer();
-      store.getDeletion.mockResolvedValue(ready({ chainsSettled: 1 }));
+    // Act
+    const outcome = await subject.finalizeIfReady(aDeletion());
 
-      expect(await subject.finalizeIfReady(aDeletion())).toBe('not-ready');
-      expect(store.claimVerification).not.toHaveBeenCalled();
-    });
-
-    it('is fenced when the deletion moved to another round', async () => {
-      const { subject, store } = finalizer();
-      store.getDeletion.mockResolvedValue(ready({ round: 2 }));
-
-      expect(await subject.finalizeIfReady(aDeletion())).toBe('fenced');
-      expect(store.claimVerification).not.toHaveBeenCalled();
-    });
+    // Assess
+    expect(outcome).toBe('completed');
+    expect(deletions.claimVerification).toHaveBeenCalledExactlyOnceWith(ready());
+    expect(s3.commandCalls(ListObjectVersionsCommand)).toHaveLength(1);
   });
 
-  it('is ready only when every chain of the round has settled', () => {
-    expect(isReadyToVerify(ready())).toBe(true);
-    expect(isReadyToVerify(ready({ chainsTotal: 0, chainsSettled: 0 }))).toBe(true);
-    expect(isReadyToVerify(ready({ chainsSettled: 1 }))).toBe(false);
-    expect(isReadyToVerify(ready({ state: 'PENDING' }))).toBe(false);
+  it('leaves the round to the worker that claimed it first: no second listing', async () => {
+    // Prepare
+    const { subject, deletions } = finalizer();
+    deletions.claimVerification.mockResolvedValue(duplicate());
+
+    // Act
+    const outcome = await subject.finalizeIfReady(aDeletion());
+
+    // Assess
+    expect(outcome).toBe('claimed');
+    expect(s3.calls()).toHaveLength(0);
+    expect(deletions.complete).not.toHaveBeenCalled();
+  });
+
+  it('claims nothing while a chain is still open', async () => {
+    // Prepare
+    const { subject, deletions } = finalizer();
+    deletions.get.mockResolvedValue(ready({ chainsSettled: 1 }));
+
+    // Act
+    const outcome = await subject.finalizeIfReady(aDeletion());
+
+    // Assess
+    expect(outcome).toBe('not-ready');
+    expect(deletions.claimVerification).not.toHaveBeenCalled();
+  });
+
+  it.each<[string, DeletionRecord | undefined]>([
+    ['moved to another round', ready({ round: 2 })],
+    ['is gone', undefined],
+  ])('is fenced when the deletion %s', async (_, current) => {
+    // Prepare
+    const { subject, deletions } = finalizer();
+    deletions.get.mockResolvedValue(current);
+
+    // Act
+    const outcome = await subject.finalizeIfReady(aDeletion({ round: 1 }));
+
+    // Assess
+    expect(outcome).toBe('fenced');
+    expect(deletions.claimVerification).not.toHaveBeenCalled();
+  });
+});
+
+describe('Finalizer.settle (a chain that may have ended)', () => {
+  const ended = (overrides: Partial<ChainRecord> = {}) =>
+    aChain({ lastPage: 4, ended: true, open: {}, ...overrides });
+
+  beforeEach(() => {
+    leftover([]);
+  });
+
+  it('counts a chain that ended with no page open towards its round', async () => {
+    // Prepare
+    const chain = ended();
+    const { subject, chains } = finalizer();
+
+    // Act
+    await subject.settle(chain);
+
+    // Assess
+    expect(chains.settle).toHaveBeenCalledExactlyOnceWith(chain);
+  });
+
+  it('then verifies the round, if that chain was its last', async () => {
+    // Prepare
+    const { subject, deletions } = finalizer();
+
+    // Act
+    const outcome = await subject.settle(ended());
+
+    // Assess
+    expect(outcome).toBe('completed');
+    expect(deletions.get).toHaveBeenCalledExactlyOnceWith('acme', DELETION_ID);
+  });
+
+  it.each<[string, ChainRecord]>([
+    ['has not ended', aChain({ lastPage: 4, ended: false })],
+    ['ended with a page still open', ended({ open: { '4': aPage({ page: 4 }) } })],
+  ])('neither settles nor verifies a chain that %s', async (_, chain) => {
+    // Prepare
+    const { subject, chains, deletions } = finalizer();
+
+    // Act
+    const outcome = await subject.settle(chain);
+
+    // Assess
+    expect(outcome).toBe('not-ready');
+    expect(chains.settle).not.toHaveBeenCalled();
+    expect(deletions.get).not.toHaveBeenCalled();
+  });
+
+  it('does not settle a chain twice, but still looks whether the round is done', async () => {
+    // Prepare: the run that settled it died before verifying.
+    const { subject, chains, deletions } = finalizer();
+
+    // Act
+    await subject.settle(ended({ settled: true }));
+
+    // Assess
+    expect(chains.settle).not.toHaveBeenCalled();
+    expect(deletions.get).toHaveBeenCalledTimes(1);
+  });
+
+  it('looks whether the round is done when another run settled the chain first', async () => {
+    // Prepare
+    const { subject, chains, deletions } = finalizer();
+    chains.settle.mockResolvedValue(duplicate());
+
+    // Act
+    await subject.settle(ended());
+
+    // Assess
+    expect(deletions.get).toHaveBeenCalledTimes(1);
+  });
+
+  it('is fenced, and verifies nothing, when the deletion no longer runs that round', async () => {
+    // Prepare
+    const { subject, chains, deletions } = finalizer();
+    chains.settle.mockResolvedValue(fenced());
+
+    // Act
+    const outcome = await subject.settle(ended());
+
+    // Assess
+    expect(outcome).toBe('fenced');
+    expect(deletions.get).not.toHaveBeenCalled();
+  });
+});
+
+describe('Finalizer.fail (a deletion the sweeper gives up on)', () => {
+  const stalled = { code: 'Stalled', message: 'no progress after 3 attempts' };
+
+  it('ends it as FAILED with the totals of its chains and the reason', async () => {
+    // Prepare
+    const totals = { objectsDeleted: 70, bytesDeleted: 700, failedObjects: 0 };
+    const { subject, deletions } = finalizer(undefined, totals);
+    const claimed = aDeletion({ attempts: 4 });
+
+    // Act
+    const outcome = await subject.fail(claimed, stalled);
+
+    // Assess
+    expect(outcome).toBe('failed');
+    expect(deletions.fail).toHaveBeenCalledExactlyOnceWith({ ...claimed, ...totals }, stalled);
+  });
+
+  it('is fenced when the deletion moved meanwhile', async () => {
+    // Prepare
+    const { subject, deletions } = finalizer();
+    deletions.fail.mockResolvedValue(fenced());
+
+    // Act
+    const outcome = await subject.fail(aDeletion(), stalled);
+
+    // Assess
+    expect(outcome).toBe('fenced');
+  });
+});
+
+describe('Finalizer and the DeletionEvents port', () => {
+  it('reports a completion once, with its final totals and the seconds since the request', async () => {
+    // Prepare
+    leftover([]);
+    const totals = { objectsDeleted: 10, bytesDeleted: 100, failedObjects: 0 };
+    const { subject, events } = finalizer(undefined, totals);
+
+    // Act
+    await subject.finalize(ready());
+
+    // Assess
+    expect(events.ended).toHaveBeenCalledExactlyOnceWith(
+      { ...ready(), ...totals, state: 'COMPLETED' },
+      SECONDS_SINCE_REQUEST,
+      undefined,
+    );
+  });
+
+  it('reports a failure for keys that could not be deleted once, without a reason', async () => {
+    // Prepare
+    leftover([`${location}locked.json`]);
+    const totals = { objectsDeleted: 9, bytesDeleted: 90, failedObjects: 1 };
+    const { subject, events } = finalizer(undefined, totals);
+
+    // Act
+    await subject.finalize(ready());
+
+    // Assess
+    expect(events.ended).toHaveBeenCalledExactlyOnceWith(
+      { ...ready(), ...totals, state: 'FAILED' },
+      SECONDS_SINCE_REQUEST,
+      undefined,
+    );
+  });
+
+  it('reports a location that never empties once, with its reason', async () => {
+    // Prepare
+    leftover([`${location}late.json`]);
+    const { subject, events } = finalizer();
+
+    // Act
+    await subject.finalize(ready({ round: 3 }));
+
+    // Assess
+    expect(events.ended).toHaveBeenCalledExactlyOnceWith(
+      expect.objectContaining({ state: 'FAILED', round: 3 }),
+      SECONDS_SINCE_REQUEST,
+      expect.objectContaining({ code: 'LocationNotEmpty' }),
+    );
+  });
+
+  it("reports the sweeper's failure once, with its reason", async () => {
+    // Prepare
+    const stalled = { code: 'Stalled', message: 'no progress' };
+    const { subject, events } = finalizer();
+
+    // Act
+    await subject.fail(aDeletion(), stalled);
+
+    // Assess
+    expect(events.ended).toHaveBeenCalledExactlyOnceWith(
+      expect.objectContaining({ state: 'FAILED' }),
+      SECONDS_SINCE_REQUEST,
+      stalled,
+    );
+  });
+
+  it.each<[string, StreamRecord | undefined, (setup: ReturnType<typeof finalizer>) => unknown]>([
+    [
+      'a completion another run made first',
+      undefined,
+      async ({ subject, deletions }) => {
+        leftover([]);
+        deletions.complete.mockResolvedValue(fenced());
+        await subject.finalize(ready());
+      },
+    ],
+    [
+      'a failure another run made first',
+      undefined,
+      async ({ subject, deletions }) => {
+        deletions.fail.mockResolvedValue(fenced());
+        await subject.fail(ready(), { code: 'Stalled', message: 'no progress' });
+      },
+    ],
+    [
+      'a next round',
+      undefined,
+      async ({ subject }) => {
+        leftover([`${location}manifest.json`]);
+        await subject.finalize(ready());
+      },
+    ],
+    ['a delay for an ingest', ingesting(1), ({ subject }) => subject.finalize(ready())],
+  ])('reports nothing for %s', async (_, stream, act) => {
+    // Prepare
+    const setup = finalizer(stream);
+
+    // Act
+    await act(setup);
+
+    // Assess
+    expect(setup.events.ended).not.toHaveBeenCalled();
+  });
+});
+
+describe('isReadyToVerify', () => {
+  it.each<[string, boolean, Partial<DeletionRecord>]>([
+    ['every chain of the round has settled', true, {}],
+    ['the round has no chains', true, { chainsTotal: 0, chainsSettled: 0 }],
+    ['a chain has not settled', false, { chainsSettled: 1 }],
+    ['the deletion is PENDING', false, { state: 'PENDING' }],
+    ['the deletion has COMPLETED', false, { state: 'COMPLETED' }],
+  ])('when %s, is %s', (_, expected, overrides) => {
+    expect(isReadyToVerify(ready(overrides))).toBe(expected);
   });
 });

@@ -1,177 +1,376 @@
-import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
+import { ListObjectsV2Command, ListObjectVersionsCommand, S3Client } from '@aws-sdk/client-s3';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
-import type { Finalizer } from '../../lib/finalizer.ts';
-import type { FinalizeMessage, PageMessage } from '../../lib/messages.ts';
-import type { DeletionRecord } from '../../lib/model.ts';
-import type { PageDeleter } from '../../lib/page-deleter.ts';
-import { PageWorker } from '../../lib/page-worker.ts';
-import type { ListedObject } from '../../lib/pager.ts';
-import type { ProgressStore } from '../../lib/progress.ts';
-import type { WorkQueue } from '../../lib/work-queue.ts';
-import { fake } from '../helpers/fakes.ts';
-import { aChain, aDeletion, aPage, BUCKET, CHAIN_ID, DELETION_ID } from '../helpers/records.ts';
+import {
+  type ChainRecord,
+  type DeletionRecord,
+  duplicate,
+  type FinalizeMessage,
+  finalizeMessage,
+  type ListedObject,
+  ok,
+  type PageRecord,
+  pageMessage,
+} from '../../../lib/core/index.ts';
+import type { DeletionFence, Finalizer } from '../../../lib/pipeline/index.ts';
+import { PageWorker, type PageWorkerOptions } from '../../../lib/pipeline/page-worker.ts';
+import type { PageDeleter } from '../../../lib/s3/index.ts';
+import type { ChainStore, DeletionStore, FailureStore } from '../../../lib/store/index.ts';
+import { aChain, aDeletion, aPage, BUCKET, CHAIN_ID, DELETION_ID } from '../../helpers/records.ts';
 
 const s3 = mockClient(S3Client);
-const chainPrefix = 'streams/acme/logs/1/dt=2026-01-01/';
+const location = 'streams/acme/logs/1/';
+const chainPrefix = `${location}dt=2026-01-01/`;
 const object = (name: string, size: number): ListedObject => ({
   key: `${chainPrefix}${name}`,
   size,
 });
 const [a, b, c, d] = [object('a', 10), object('b', 20), object('c', 30), object('d', 40)] as const;
-
-const fence = { v: 1, tenant: 'acme', deletionId: DELETION_ID, generation: 1, round: 1 } as const;
-const pageMessage = (page = 0): PageMessage => ({
-  ...fence,
-  type: 'page',
-  chainId: CHAIN_ID,
-  page,
+const version = (listed: ListedObject, versionId: string): ListedObject => ({
+  ...listed,
+  versionId,
 });
-const finalizeMessage: FinalizeMessage = { ...fence, type: 'finalize' };
 
-/** S3 answers every listing of the chain with these objects. */
+/** The message for page `page` of the test chain. */
+const page = (number: number) => pageMessage(aChain(), number);
+const finalize: FinalizeMessage = finalizeMessage(aDeletion());
+
+/** S3 answers every plain listing of the chain with these objects. */
 const listing = (objects: ListedObject[], truncated: boolean) =>
   s3.on(ListObjectsV2Command).resolves({
     Contents: objects.map((listed) => ({ Key: listed.key, Size: listed.size })),
     IsTruncated: truncated,
   });
 
-function worker(deletion: DeletionRecord | undefined) {
-  const store = {
-    getDeletion: vi.fn<ProgressStore['getDeletion']>(async () => deletion),
-    getChain: vi.fn<ProgressStore['getChain']>(async () => aChain()),
-    recordListing: vi.fn<ProgressStore['recordListing']>(async (_d, chain, page, record) => ({
-      outcome: 'recorded',
-      chain: { ...chain, lastPage: page, open: record ? { [page]: record } : {} },
-    })),
-    recordFailures: vi.fn<ProgressStore['recordFailures']>(async () => {}),
-    completePage: vi.fn<ProgressStore['completePage']>(async () => ({
-      outcome: 'recorded',
-      chain: aChain({ lastPage: 0 }),
-    })),
-    settleChain: vi.fn<ProgressStore['settleChain']>(async () => 'recorded'),
-    touch: vi.fn<ProgressStore['touch']>(async () => {}),
+/** S3 answers every versioned listing of the chain with these versions (and delete markers). */
+const versionListing = (entries: ListedObject[], next?: { key: string; versionId: string }) =>
+  s3.on(ListObjectVersionsCommand).resolves({
+    Versions: entries
+      .filter((entry) => !entry.marker)
+      .map((entry) => ({ Key: entry.key, Size: entry.size, VersionId: entry.versionId })),
+    DeleteMarkers: entries
+      .filter((entry) => entry.marker)
+      .map((entry) => ({ Key: entry.key, VersionId: entry.versionId })),
+    IsTruncated: next !== undefined,
+    ...(next ? { NextKeyMarker: next.key, NextVersionIdMarker: next.versionId } : {}),
+  });
+
+/** The chain as the store writes it when a listing is recorded. */
+function listed(
+  chain: ChainRecord,
+  pageNumber: number,
+  record: PageRecord | undefined,
+  next: ChainRecord['cursor'],
+): ChainRecord {
+  return {
+    ...chain,
+    lastPage: pageNumber,
+    ended: next === undefined,
+    ...(next ? { cursor: next } : {}),
+    open: record ? { ...chain.open, [String(pageNumber)]: record } : chain.open,
   };
+}
+
+/** The chain as the store writes it when a page is counted and closed. */
+function completed(chain: ChainRecord, record: PageRecord): ChainRecord {
+  const open = Object.fromEntries(
+    Object.entries(chain.open).filter(([number]) => number !== String(record.page)),
+  );
+  return { ...chain, open, pagesDone: chain.pagesDone + 1 };
+}
+
+/** A page worker over stores that accept every write, for a chain (by default, not started). */
+function worker(chain: ChainRecord = aChain()) {
+  const chains = {
+    get: vi.fn<ChainStore['get']>(async () => chain),
+    recordListing: vi.fn<ChainStore['recordListing']>(async (current, number, record, next) =>
+      ok(listed(current, number, record, next)),
+    ),
+    completePage: vi.fn<ChainStore['completePage']>(async (current, record) =>
+      ok(completed(current, record)),
+    ),
+  } satisfies PageWorkerOptions['chains'];
+  const deletions = {
+    get: vi.fn<DeletionStore['get']>(async () => aDeletion()),
+  } satisfies PageWorkerOptions['deletions'];
+  const failures = {
+    record: vi.fn<FailureStore['record']>(async () => {}),
+  } satisfies PageWorkerOptions['failures'];
+  const fence = {
+    isRunning: vi.fn<DeletionFence['isRunning']>(async () => true),
+  } satisfies PageWorkerOptions['fence'];
   const deleter = {
     deletePage: vi.fn<PageDeleter['deletePage']>(async (_bucket, objects) => ({
       objects: objects.length,
-      bytes: objects.reduce((sum, listed) => sum + listed.size, 0),
+      bytes: objects.reduce((sum, entry) => sum + entry.size, 0),
       failures: [],
       failedObjects: 0,
       failedBytes: 0,
       retriedKeys: 0,
     })),
-  };
-  const queue = { send: vi.fn<WorkQueue['send']>(async () => {}) };
+  } satisfies PageWorkerOptions['deleter'];
+  const queue = {
+    send: vi.fn<PageWorkerOptions['queue']['send']>(async () => {}),
+  } satisfies PageWorkerOptions['queue'];
   const finalizer = {
     finalize: vi.fn<Finalizer['finalize']>(async () => 'completed'),
-    finalizeIfReady: vi.fn<Finalizer['finalizeIfReady']>(async () => 'not-ready'),
-  };
+    settle: vi.fn<Finalizer['settle']>(async () => 'not-ready'),
+  } satisfies PageWorkerOptions['finalizer'];
   const pageWorker = new PageWorker({
-    store: fake<ProgressStore>(store),
+    chains,
+    deletions,
+    failures,
+    fence,
     s3: new S3Client({ region: 'us-east-1' }),
-    deleter: fake<PageDeleter>(deleter),
-    queue: fake<WorkQueue>(queue),
-    finalizer: fake<Finalizer>(finalizer),
+    deleter,
+    queue,
+    finalizer,
     pageSize: 3,
   });
-  return { pageWorker, store, deleter, queue, finalizer };
+  return { pageWorker, chains, deletions, failures, fence, deleter, queue, finalizer };
 }
 
 beforeEach(() => {
   s3.reset();
 });
 
-describe.each<[string, DeletionRecord | undefined]>([
-  ['a missing deletion', undefined],
-  ['a PENDING deletion', aDeletion({ state: 'PENDING' })],
-  ['a COMPLETED deletion', aDeletion({ state: 'COMPLETED' })],
-  ['a FAILED deletion', aDeletion({ state: 'FAILED' })],
-  ['another generation', aDeletion({ generation: 2 })],
-  ['another round', aDeletion({ round: 2 })],
-])('a page message for %s', (_, deletion) => {
-  it('is stale and deletes nothing', async () => {
-    const { pageWorker, deleter, store } = worker(deletion);
+describe.each<[string, () => ReturnType<typeof worker>]>([
+  [
+    'a chain that does not exist',
+    () => {
+      const setup = worker();
+      setup.chains.get.mockResolvedValue(undefined);
+      return setup;
+    },
+  ],
+  ['a chain of another generation', () => worker(aChain({ generation: 2 }))],
+  [
+    'a deletion that no longer runs the round',
+    () => {
+      const setup = worker();
+      setup.fence.isRunning.mockResolvedValue(false);
+      return setup;
+    },
+  ],
+  [
+    'a deletion that no longer runs the round, with the page open',
+    () => {
+      const setup = worker(aChain({ lastPage: 0, open: { '0': aPage({ lastKey: c.key }) } }));
+      setup.fence.isRunning.mockResolvedValue(false);
+      return setup;
+    },
+  ],
+])('a page message for %s', (_, setup) => {
+  it('is stale, and lists, deletes and records nothing', async () => {
+    // Prepare
+    const { pageWorker, deleter, chains } = setup();
     listing([a, b, c], false);
 
-    const outcome = await pageWorker.handle(pageMessage());
+    // Act
+    const outcome = await pageWorker.handle(page(0));
 
-    expect(outcome).toEqual({ outcome: 'stale' });
+    // Assess
+    expect(outcome.outcome).toBe('stale');
+    expect(s3.calls()).toHaveLength(0);
     expect(deleter.deletePage).not.toHaveBeenCalled();
-    expect(s3.commandCalls(ListObjectsV2Command)).toHaveLength(0);
-    expect(store.completePage).not.toHaveBeenCalled();
+    expect(chains.recordListing).not.toHaveBeenCalled();
+    expect(chains.completePage).not.toHaveBeenCalled();
   });
 });
 
-describe('PageWorker.handle', () => {
-  it('does not finalize a deletion that is no longer RUNNING', async () => {
-    const { pageWorker, finalizer } = worker(aDeletion({ state: 'COMPLETED' }));
+describe('PageWorker.handle, a page', () => {
+  it('reads only its chain, which carries the fence, and never the deletion', async () => {
+    // Prepare
+    const { pageWorker, chains, deletions } = worker();
+    listing([a], false);
 
-    const outcome = await pageWorker.handle(finalizeMessage);
+    // Act
+    await pageWorker.handle(page(0));
 
-    expect(outcome).toEqual({ outcome: 'stale' });
-    expect(finalizer.finalize).not.toHaveBeenCalled();
+    // Assess
+    expect(chains.get).toHaveBeenCalledExactlyOnceWith(page(0), CHAIN_ID);
+    expect(deletions.get).not.toHaveBeenCalled();
+  });
+
+  it('asks the fence whether the chain it read still runs its round', async () => {
+    // Prepare
+    const chain = aChain({ round: 1, generation: 1 });
+    const { pageWorker, fence } = worker(chain);
+    listing([a], false);
+
+    // Act
+    await pageWorker.handle(page(0));
+
+    // Assess
+    expect(fence.isRunning).toHaveBeenCalledExactlyOnceWith(chain);
+  });
+
+  it("names the chain's stream in the pages it hands on", async () => {
+    // Prepare
+    const { pageWorker, queue } = worker(aChain({ stream: 'clicks' }));
+    listing([a], true);
+
+    // Act
+    await pageWorker.handle(page(0));
+
+    // Assess
+    expect(queue.send.mock.calls[0]?.[0]).toEqual([
+      expect.objectContaining({ stream: 'clicks', page: 1 }),
+    ]);
   });
 
   it('ignores a page that is ahead of its chain', async () => {
-    const { pageWorker, deleter } = worker(aDeletion());
+    // Prepare
+    const { pageWorker, deleter } = worker(aChain({ lastPage: -1 }));
 
-    const outcome = await pageWorker.handle(pageMessage(3));
+    // Act
+    const outcome = await pageWorker.handle(page(3));
 
-    expect(outcome).toEqual({ outcome: 'stale' });
+    // Assess
+    expect(outcome.outcome).toBe('stale');
+    expect(s3.calls()).toHaveLength(0);
     expect(deleter.deletePage).not.toHaveBeenCalled();
   });
 
-  it('lists the page from the chain cursor and records it before deleting', async () => {
-    const { pageWorker, store } = worker(aDeletion());
-    store.getChain.mockResolvedValue(aChain({ lastPage: 0, lastKey: a.key }));
+  it('ignores the page after the last one of a chain that has ended', async () => {
+    // Prepare
+    const { pageWorker, deleter } = worker(aChain({ lastPage: 2, ended: true }));
+
+    // Act
+    const outcome = await pageWorker.handle(page(3));
+
+    // Assess
+    expect(outcome.outcome).toBe('stale');
+    expect(deleter.deletePage).not.toHaveBeenCalled();
+  });
+
+  it("lists the page after the chain's cursor", async () => {
+    // Prepare
+    const { pageWorker } = worker(aChain({ lastPage: 0, cursor: { key: a.key } }));
     listing([b, c, d], true);
 
-    await pageWorker.handle(pageMessage(1));
+    // Act
+    await pageWorker.handle(page(1));
 
-    expect(s3.commandCalls(ListObjectsV2Command)[0]?.args[0].input).toEqual({
-      Bucket: BUCKET,
-      Prefix: chainPrefix,
-      MaxKeys: 3,
-      StartAfter: a.key,
-    });
-    expect(store.recordListing).toHaveBeenCalledWith(
-      aDeletion(),
-      aChain({ lastPage: 0, lastKey: a.key }),
+    // Assess
+    expect(s3.commandCalls(ListObjectsV2Command).map((call) => call.args[0].input)).toEqual([
+      { Bucket: BUCKET, Prefix: chainPrefix, MaxKeys: 3, StartAfter: a.key },
+    ]);
+  });
+
+  it("records the page's range, its count and bytes, and where the next page starts", async () => {
+    // Prepare
+    const chain = aChain({ lastPage: 0, cursor: { key: a.key } });
+    const { pageWorker, chains } = worker(chain);
+    listing([b, c, d], true);
+
+    // Act
+    await pageWorker.handle(page(1));
+
+    // Assess
+    expect(chains.recordListing).toHaveBeenCalledExactlyOnceWith(
+      chain,
       1,
-      {
-        chainId: CHAIN_ID,
-        round: 1,
-        page: 1,
-        startAfter: a.key,
-        lastKey: d.key,
-        count: 3,
-        bytes: 90,
-      },
-      false,
+      { page: 1, after: { key: a.key }, lastKey: d.key, count: 3, bytes: 90 },
+      { key: d.key },
     );
   });
 
+  it('records the listing before it deletes anything', async () => {
+    // Prepare
+    const { pageWorker, chains, deleter } = worker();
+    listing([a, b], false);
+
+    // Act
+    await pageWorker.handle(page(0));
+
+    // Assess
+    const [recorded] = chains.recordListing.mock.invocationCallOrder;
+    const [deleted] = deleter.deletePage.mock.invocationCallOrder;
+    expect(recorded).toBeLessThan(deleted ?? 0);
+  });
+
+  it('records the last page of a chain with no next position (the chain ends)', async () => {
+    // Prepare
+    const { pageWorker, chains } = worker();
+    listing([a, b], false);
+
+    // Act
+    await pageWorker.handle(page(0));
+
+    // Assess
+    expect(chains.recordListing.mock.calls[0]?.[3]).toBeUndefined();
+  });
+
   it('hands the next page to the queue when more keys follow', async () => {
-    const { pageWorker, queue } = worker(aDeletion());
+    // Prepare
+    const { pageWorker, queue } = worker();
     listing([a, b, c], true);
 
-    await pageWorker.handle(pageMessage(0));
+    // Act
+    await pageWorker.handle(page(0));
 
-    expect(queue.send).toHaveBeenCalledExactlyOnceWith([pageMessage(1)]);
+    // Assess
+    expect(queue.send).toHaveBeenCalledExactlyOnceWith([page(1)]);
+  });
+
+  it('hands the next page on before deleting this one (pipelining)', async () => {
+    // Prepare
+    const { pageWorker, queue, deleter } = worker();
+    listing([a, b, c], true);
+
+    // Act
+    await pageWorker.handle(page(0));
+
+    // Assess
+    const [sent] = queue.send.mock.invocationCallOrder;
+    const [deleted] = deleter.deletePage.mock.invocationCallOrder;
+    expect(sent).toBeLessThan(deleted ?? 0);
+  });
+
+  it('hands on the next page after a listing that came back empty but truncated', async () => {
+    // Prepare
+    const { pageWorker, chains, queue, deleter } = worker(
+      aChain({ lastPage: 0, cursor: { key: a.key } }),
+    );
+    s3.on(ListObjectsV2Command).resolves({ Contents: [], IsTruncated: true });
+
+    // Act
+    await pageWorker.handle(page(1));
+
+    // Assess
+    expect(chains.recordListing.mock.calls[0]?.slice(1)).toEqual([1, undefined, { key: a.key }]);
+    expect(queue.send).toHaveBeenCalledExactlyOnceWith([page(2)]);
+    expect(deleter.deletePage).not.toHaveBeenCalled();
   });
 
   it('sends no next page after the last one', async () => {
-    const { pageWorker, queue } = worker(aDeletion());
+    // Prepare
+    const { pageWorker, queue } = worker();
     listing([a, b], false);
 
-    await pageWorker.handle(pageMessage(0));
+    // Act
+    await pageWorker.handle(page(0));
 
+    // Assess
     expect(queue.send).not.toHaveBeenCalled();
   });
 
+  it('deletes what it listed, in the bucket of the chain', async () => {
+    // Prepare
+    const { pageWorker, deleter } = worker();
+    listing([a, b, c], true);
+
+    // Act
+    await pageWorker.handle(page(0));
+
+    // Assess
+    expect(deleter.deletePage).toHaveBeenCalledExactlyOnceWith(BUCKET, [a, b, c]);
+  });
+
   it('counts page.count - failures objects, and the bytes of the deleted ones', async () => {
-    const { pageWorker, store, deleter } = worker(aDeletion());
+    // Prepare
+    const { pageWorker, chains, deleter } = worker();
     listing([a, b, c], false);
     const denied = { key: b.key, code: 'AccessDenied', message: 'Access Denied' };
     deleter.deletePage.mockResolvedValue({
@@ -183,14 +382,15 @@ describe('PageWorker.handle', () => {
       retriedKeys: 0,
     });
 
-    const outcome = await pageWorker.handle(pageMessage(0));
+    // Act
+    const outcome = await pageWorker.handle(page(0));
 
-    expect(store.completePage).toHaveBeenCalledExactlyOnceWith(
-      aDeletion(),
+    // Assess
+    expect(chains.completePage).toHaveBeenCalledExactlyOnceWith(
+      expect.objectContaining({ chainId: CHAIN_ID, lastPage: 0 }),
       expect.objectContaining({ page: 0, count: 3, bytes: 60 }),
       { objects: 2, bytes: 40, failed: 1 },
     );
-    expect(store.recordFailures).toHaveBeenCalledExactlyOnceWith(aDeletion(), [denied]);
     expect(outcome).toEqual({
       outcome: 'deleted',
       objects: 2,
@@ -200,147 +400,492 @@ describe('PageWorker.handle', () => {
     });
   });
 
-  it('refuses a chain whose prefix lies outside the deletion location', async () => {
-    const { pageWorker, store, deleter } = worker(aDeletion());
-    store.getChain.mockResolvedValue(aChain({ prefix: 'streams/acme/logs2/1/' }));
+  it("records the keys that could not be deleted, under the chain's deletion and round", async () => {
+    // Prepare
+    const chain = aChain({ round: 2 });
+    const { pageWorker, failures, deleter } = worker(chain);
+    listing([a, b, c], false);
+    const denied = { key: b.key, code: 'AccessDenied', message: 'Access Denied' };
+    deleter.deletePage.mockResolvedValue({
+      objects: 2,
+      bytes: 40,
+      failures: [denied],
+      failedObjects: 1,
+      failedBytes: 20,
+      retriedKeys: 0,
+    });
+
+    // Act
+    await pageWorker.handle({ ...page(0), round: 2 });
+
+    // Assess
+    expect(failures.record).toHaveBeenCalledExactlyOnceWith(
+      expect.objectContaining({ deletionId: DELETION_ID, round: 2 }),
+      [denied],
+    );
+  });
+
+  it('records the failed keys before it counts the page (a crash in between loses none)', async () => {
+    // Prepare
+    const { pageWorker, chains, failures, deleter } = worker();
+    listing([a, b], false);
+    deleter.deletePage.mockResolvedValue({
+      objects: 1,
+      bytes: 10,
+      failures: [{ key: b.key, code: 'AccessDenied', message: 'Access Denied' }],
+      failedObjects: 1,
+      failedBytes: 20,
+      retriedKeys: 0,
+    });
+
+    // Act
+    await pageWorker.handle(page(0));
+
+    // Assess
+    const [recorded] = failures.record.mock.invocationCallOrder;
+    const [counted] = chains.completePage.mock.invocationCallOrder;
+    expect(recorded).toBeLessThan(counted ?? 0);
+  });
+
+  it('records no failures for a page that deleted everything', async () => {
+    // Prepare
+    const { pageWorker, failures } = worker();
+    listing([a, b, c], false);
+
+    // Act
+    await pageWorker.handle(page(0));
+
+    // Assess
+    expect(failures.record).not.toHaveBeenCalled();
+  });
+
+  it("passes on the deleter's retried keys", async () => {
+    // Prepare
+    const { pageWorker, deleter } = worker();
+    listing([a], false);
+    deleter.deletePage.mockResolvedValue({
+      objects: 1,
+      bytes: 10,
+      failures: [],
+      failedObjects: 0,
+      failedBytes: 0,
+      retriedKeys: 4,
+    });
+
+    // Act
+    const outcome = await pageWorker.handle(page(0));
+
+    // Assess
+    expect(outcome).toMatchObject({ outcome: 'deleted', retriedKeys: 4 });
+  });
+
+  it("refuses a chain whose prefix lies outside the deletion's location", async () => {
+    // Prepare
+    const { pageWorker, deleter } = worker(aChain({ prefix: 'streams/acme/logs2/1/' }));
     listing([a], false);
 
-    const outcome = pageWorker.handle(pageMessage(0));
+    // Act
+    const outcome = pageWorker.handle(page(0));
 
+    // Assess
     await expect(outcome).rejects.toThrow(/outside the deletion's location/);
     expect(deleter.deletePage).not.toHaveBeenCalled();
+  });
+
+  it("refuses a listing that returns a key outside the deletion's location", async () => {
+    // Prepare
+    const { pageWorker, chains, deleter } = worker();
+    listing([a, { key: 'streams/acme/logs2/1/x.json', size: 1 }], false);
+
+    // Act
+    const outcome = pageWorker.handle(page(0));
+
+    // Assess
+    await expect(outcome).rejects.toThrow(/outside the deletion's location/);
+    expect(chains.recordListing).not.toHaveBeenCalled();
+    expect(deleter.deletePage).not.toHaveBeenCalled();
+  });
+});
+
+describe('PageWorker.handle, a page of a versioned chain', () => {
+  const versioned = (overrides: Partial<ChainRecord> = {}) =>
+    aChain({ versioned: true, ...overrides });
+
+  it("lists versions after the chain's cursor, with S3's key and version markers", async () => {
+    // Prepare
+    const { pageWorker } = worker(
+      versioned({ lastPage: 0, cursor: { key: b.key, versionId: 'v2' } }),
+    );
+    versionListing([version(b, 'v1'), version(c, 'v1')]);
+
+    // Act
+    await pageWorker.handle(page(1));
+
+    // Assess
+    expect(s3.commandCalls(ListObjectVersionsCommand).map((call) => call.args[0].input)).toEqual([
+      { Bucket: BUCKET, Prefix: chainPrefix, MaxKeys: 3, KeyMarker: b.key, VersionIdMarker: 'v2' },
+    ]);
+    expect(s3.commandCalls(ListObjectsV2Command)).toHaveLength(0);
+  });
+
+  it('records the versions of its last key that the page holds, and the next position', async () => {
+    // Prepare: the page ends inside b's versions; b@v1 is the next page's.
+    const { pageWorker, chains } = worker(versioned());
+    versionListing([version(a, 'v1'), version(b, 'v3'), version(b, 'v2')], {
+      key: b.key,
+      versionId: 'v2',
+    });
+
+    // Act
+    await pageWorker.handle(page(0));
+
+    // Assess
+    expect(chains.recordListing).toHaveBeenCalledExactlyOnceWith(
+      expect.objectContaining({ versioned: true }),
+      0,
+      { page: 0, lastKey: b.key, lastKeyVersions: ['v3', 'v2'], count: 3, bytes: 50 },
+      { key: b.key, versionId: 'v2' },
+    );
+  });
+
+  it('hands the next page on before deleting this one, like a plain chain', async () => {
+    // Prepare
+    const { pageWorker, queue, deleter } = worker(versioned());
+    versionListing([version(a, 'v1'), version(b, 'v3'), version(b, 'v2')], {
+      key: b.key,
+      versionId: 'v2',
+    });
+
+    // Act
+    await pageWorker.handle(page(0));
+
+    // Assess
+    expect(queue.send).toHaveBeenCalledExactlyOnceWith([page(1)]);
+    const [sent] = queue.send.mock.invocationCallOrder;
+    const [deleted] = deleter.deletePage.mock.invocationCallOrder;
+    expect(sent).toBeLessThan(deleted ?? 0);
+  });
+
+  it('deletes every version and delete marker it listed, by version id', async () => {
+    // Prepare
+    const marker: ListedObject = { key: c.key, size: 0, versionId: 'm1', marker: true };
+    const { pageWorker, deleter } = worker(versioned());
+    versionListing([version(a, 'v1'), version(b, 'v1'), marker]);
+
+    // Act
+    await pageWorker.handle(page(0));
+
+    // Assess
+    expect(deleter.deletePage).toHaveBeenCalledExactlyOnceWith(BUCKET, [
+      version(a, 'v1'),
+      version(b, 'v1'),
+      marker,
+    ]);
+  });
+
+  it('counts no delete marker as an object of the stream', async () => {
+    // Prepare
+    const marker: ListedObject = { key: c.key, size: 0, versionId: 'm1', marker: true };
+    const { pageWorker, chains } = worker(versioned());
+    versionListing([version(a, 'v1'), version(b, 'v1'), marker]);
+
+    // Act
+    await pageWorker.handle(page(0));
+
+    // Assess
+    expect(chains.recordListing.mock.calls[0]?.[2]).toMatchObject({ count: 2, bytes: 30 });
   });
 });
 
 describe('PageWorker.handle, when another delivery already listed the page', () => {
   /** Page 0 was recorded as a, b, c; a was deleted before a crash; d belongs to page 1. */
   const recorded = aPage({ page: 0, lastKey: c.key, count: 3, bytes: 60 });
+  const listedAlready = aChain({ lastPage: 0, cursor: { key: c.key }, open: { '0': recorded } });
 
-  const listedAlready = aChain({ lastPage: 0, lastKey: c.key, open: { '0': recorded } });
-  const duplicate = () => {
-    const setup = worker(aDeletion());
-    setup.store.recordListing.mockResolvedValue({ outcome: 'duplicate' });
-    setup.store.getChain.mockResolvedValueOnce(aChain()).mockResolvedValue(listedAlready);
+  /** This delivery read the chain before the other recorded its listing. */
+  const raced = (current: ChainRecord | undefined = listedAlready) => {
+    const setup = worker(aChain());
+    setup.chains.recordListing.mockResolvedValue(duplicate(current));
     listing([b, c, d], true);
     return setup;
   };
 
   it("deletes only what is left of the recorded page's range", async () => {
-    const { pageWorker, deleter } = duplicate();
+    // Prepare
+    const { pageWorker, deleter } = raced();
 
-    await pageWorker.handle(pageMessage(0));
+    // Act
+    await pageWorker.handle(page(0));
 
+    // Assess
     expect(deleter.deletePage).toHaveBeenCalledExactlyOnceWith(BUCKET, [b, c]);
   });
 
   it('counts the recorded page once, not the new listing', async () => {
-    const { pageWorker, store } = duplicate();
+    // Prepare
+    const { pageWorker, chains } = raced();
 
-    const outcome = await pageWorker.handle(pageMessage(0));
+    // Act
+    const outcome = await pageWorker.handle(page(0));
 
-    expect(store.completePage).toHaveBeenCalledExactlyOnceWith(aDeletion(), recorded, {
+    // Assess
+    expect(chains.completePage).toHaveBeenCalledExactlyOnceWith(listedAlready, recorded, {
       objects: 3,
       bytes: 60,
       failed: 0,
     });
-    expect(outcome).toEqual({
-      outcome: 'deleted',
-      objects: 3,
-      bytes: 60,
-      failures: 0,
-      retriedKeys: 0,
-    });
+    expect(outcome).toMatchObject({ outcome: 'deleted', objects: 3, bytes: 60 });
   });
 
-  it('deletes nothing when the recorded page was already completed', async () => {
-    const { pageWorker, store, deleter } = duplicate();
-    store.getChain
-      .mockReset()
-      .mockResolvedValueOnce(aChain())
-      .mockResolvedValue(aChain({ lastPage: 0, lastKey: c.key }));
+  it('resumes from the chain its failed write saw, without reading it again', async () => {
+    // Prepare
+    const { pageWorker, chains } = raced();
 
-    const outcome = await pageWorker.handle(pageMessage(0));
+    // Act
+    await pageWorker.handle(page(0));
 
-    expect(outcome).toEqual({ outcome: 'duplicate' });
+    // Assess
+    expect(chains.get).toHaveBeenCalledTimes(1);
+  });
+
+  it('reads the chain again when its failed write saw no item', async () => {
+    // Prepare
+    const { pageWorker, chains, deleter } = raced();
+    chains.recordListing.mockResolvedValue(duplicate());
+    chains.get.mockResolvedValueOnce(aChain()).mockResolvedValue(listedAlready);
+
+    // Act
+    await pageWorker.handle(page(0));
+
+    // Assess
+    expect(chains.get).toHaveBeenCalledTimes(2);
+    expect(deleter.deletePage).toHaveBeenCalledExactlyOnceWith(BUCKET, [b, c]);
+  });
+
+  it('is stale when the chain is gone by then', async () => {
+    // Prepare
+    const { pageWorker, chains, deleter } = raced();
+    chains.recordListing.mockResolvedValue(duplicate());
+    chains.get.mockResolvedValueOnce(aChain()).mockResolvedValue(undefined);
+
+    // Act
+    const outcome = await pageWorker.handle(page(0));
+
+    // Assess
+    expect(outcome.outcome).toBe('stale');
     expect(deleter.deletePage).not.toHaveBeenCalled();
   });
 
-  it('reports a duplicate, and finalizes nothing, when the count was recorded meanwhile', async () => {
-    const { pageWorker, store, finalizer } = duplicate();
-    store.completePage.mockResolvedValue({ outcome: 'duplicate' });
+  it('deletes nothing when the recorded page was already counted', async () => {
+    // Prepare
+    const { pageWorker, deleter } = raced(aChain({ lastPage: 0, cursor: { key: c.key } }));
 
-    const outcome = await pageWorker.handle(pageMessage(0));
+    // Act
+    const outcome = await pageWorker.handle(page(0));
 
-    expect(outcome).toEqual({ outcome: 'duplicate' });
-    expect(finalizer.finalizeIfReady).not.toHaveBeenCalled();
+    // Assess
+    expect(outcome.outcome).toBe('duplicate');
+    expect(deleter.deletePage).not.toHaveBeenCalled();
   });
 
-  it('resumes a redelivered page without recording its listing again', async () => {
-    const { pageWorker, store, deleter } = duplicate();
-    store.getChain.mockReset().mockResolvedValue(listedAlready);
+  it('reports a duplicate, and settles nothing, when the count was recorded meanwhile', async () => {
+    // Prepare
+    const { pageWorker, chains, finalizer } = raced();
+    chains.completePage.mockResolvedValue(duplicate());
 
-    await pageWorker.handle(pageMessage(0));
+    // Act
+    const outcome = await pageWorker.handle(page(0));
 
-    expect(store.recordListing).not.toHaveBeenCalled();
+    // Assess
+    expect(outcome.outcome).toBe('duplicate');
+    expect(finalizer.settle).not.toHaveBeenCalled();
+  });
+});
+
+describe('PageWorker.handle, a redelivered page', () => {
+  const recorded = aPage({ page: 0, lastKey: c.key, count: 3, bytes: 60 });
+  const listedAlready = aChain({ lastPage: 0, cursor: { key: c.key }, open: { '0': recorded } });
+
+  it('resumes without recording its listing again', async () => {
+    // Prepare
+    const { pageWorker, chains, deleter } = worker(listedAlready);
+    listing([b, c, d], true);
+
+    // Act
+    await pageWorker.handle(page(0));
+
+    // Assess
+    expect(chains.recordListing).not.toHaveBeenCalled();
     expect(deleter.deletePage).toHaveBeenCalledExactlyOnceWith(BUCKET, [b, c]);
+  });
+
+  it('lists its range again from where the page started', async () => {
+    // Prepare
+    const started = aPage({ page: 1, after: { key: a.key }, lastKey: c.key });
+    const { pageWorker } = worker(aChain({ lastPage: 1, open: { '1': started } }));
+    listing([b, c, d], true);
+
+    // Act
+    await pageWorker.handle(page(1));
+
+    // Assess
+    expect(s3.commandCalls(ListObjectsV2Command)[0]?.args[0].input).toMatchObject({
+      StartAfter: a.key,
+    });
+  });
+
+  it('hands on the next page again: the run that listed it may have died first', async () => {
+    // Prepare
+    const { pageWorker, queue } = worker(listedAlready);
+    listing([b, c, d], true);
+
+    // Act
+    await pageWorker.handle(page(0));
+
+    // Assess
+    expect(queue.send).toHaveBeenCalledExactlyOnceWith([page(1)]);
+  });
+
+  it.each<[string, ChainRecord]>([
+    [
+      'a later page was listed already',
+      aChain({ lastPage: 1, open: { '0': recorded, '1': aPage({ page: 1 }) } }),
+    ],
+    [
+      'the chain ended with this page',
+      aChain({ lastPage: 0, ended: true, open: { '0': recorded } }),
+    ],
+  ])('hands on no next page when %s', async (_, chain) => {
+    // Prepare
+    const { pageWorker, queue } = worker(chain);
+    listing([b, c], false);
+
+    // Act
+    await pageWorker.handle(page(0));
+
+    // Assess
+    expect(queue.send).not.toHaveBeenCalled();
+  });
+});
+
+describe.each<[string, Pick<PageRecord, 'lastKeyVersions'>, ListedObject, boolean]>([
+  ['a key before the last one', { lastKeyVersions: ['v3'] }, version(b, 'v1'), true],
+  [
+    'a version of the last key that the page holds',
+    { lastKeyVersions: ['v3'] },
+    version(c, 'v3'),
+    true,
+  ],
+  [
+    'a version of the last key that the next page holds',
+    { lastKeyVersions: ['v3'] },
+    version(c, 'v2'),
+    false,
+  ],
+  ['a key after the last one', { lastKeyVersions: ['v3'] }, version(d, 'v1'), false],
+  ['the last key of a plain page', {}, c, true],
+  ['a key after the last one of a plain page', {}, d, false],
+])('a resumed page, relisting %s', (_, versions, entry, kept) => {
+  it(kept ? 'deletes it' : 'leaves it to its own page', async () => {
+    // Prepare
+    const versioned = entry.versionId !== undefined;
+    const recorded = aPage({ page: 0, lastKey: c.key, count: 3, bytes: 60, ...versions });
+    const { pageWorker, deleter } = worker(
+      aChain({ versioned, lastPage: 0, ended: true, open: { '0': recorded } }),
+    );
+    if (versioned) versionListing([entry]);
+    else listing([entry], false);
+
+    // Act
+    await pageWorker.handle(page(0));
+
+    // Assess
+    expect(deleter.deletePage).toHaveBeenCalledExactlyOnceWith(BUCKET, kept ? [entry] : []);
   });
 });
 
 describe('PageWorker.handle, at the end of a chain', () => {
-  it('settles a chain that ended with no page open, then looks whether the round is done', async () => {
-    const { pageWorker, store, finalizer } = worker(aDeletion());
+  it('hands the chain, as counted, to the finalizer to settle', async () => {
+    // Prepare
+    const { pageWorker, chains, finalizer } = worker();
     listing([a, b], false);
     const ended = aChain({ lastPage: 0, ended: true, open: {} });
-    store.completePage.mockResolvedValue({ outcome: 'recorded', chain: ended });
+    chains.completePage.mockResolvedValue(ok(ended));
 
-    await pageWorker.handle(pageMessage(0));
+    // Act
+    await pageWorker.handle(page(0));
 
-    expect(store.settleChain).toHaveBeenCalledExactlyOnceWith(aDeletion(), ended);
-    expect(finalizer.finalizeIfReady).toHaveBeenCalledTimes(1);
+    // Assess
+    expect(finalizer.settle).toHaveBeenCalledExactlyOnceWith(ended);
   });
 
-  it('does not settle while another page of the chain is still open', async () => {
-    const { pageWorker, store, finalizer } = worker(aDeletion());
-    listing([a, b], false);
-    store.completePage.mockResolvedValue({
-      outcome: 'recorded',
-      chain: aChain({ lastPage: 1, ended: true, open: { '1': aPage({ page: 1 }) } }),
-    });
+  it('settles a chain whose listing came back empty, and deletes nothing', async () => {
+    // Prepare
+    const { pageWorker, chains, deleter, finalizer } = worker();
+    listing([], false);
 
-    await pageWorker.handle(pageMessage(0));
+    // Act
+    const outcome = await pageWorker.handle(page(0));
 
-    expect(store.settleChain).not.toHaveBeenCalled();
-    expect(finalizer.finalizeIfReady).not.toHaveBeenCalled();
+    // Assess
+    expect(outcome.outcome).toBe('chain-ended');
+    expect(chains.recordListing).toHaveBeenCalledExactlyOnceWith(aChain(), 0, undefined, undefined);
+    expect(finalizer.settle).toHaveBeenCalledExactlyOnceWith(
+      expect.objectContaining({ lastPage: 0, ended: true }),
+    );
+    expect(deleter.deletePage).not.toHaveBeenCalled();
   });
 
-  it('finalizes, without settling twice, when a redelivery finds the chain already settled', async () => {
-    const { pageWorker, store, finalizer } = worker(aDeletion());
-    store.getChain.mockResolvedValue(aChain({ lastPage: 0, ended: true, settled: true }));
+  it('settles, through the finalizer, when a redelivery finds the page counted already', async () => {
+    // Prepare: the run that counted the last page died before settling.
+    const chain = aChain({ lastPage: 0, ended: true, settled: false });
+    const { pageWorker, finalizer, deleter } = worker(chain);
 
-    const outcome = await pageWorker.handle(pageMessage(0));
+    // Act
+    const outcome = await pageWorker.handle(page(0));
 
-    expect(outcome).toEqual({ outcome: 'duplicate' });
-    expect(store.settleChain).not.toHaveBeenCalled();
-    expect(finalizer.finalizeIfReady).toHaveBeenCalledTimes(1);
+    // Assess
+    expect(outcome.outcome).toBe('duplicate');
+    expect(finalizer.settle).toHaveBeenCalledExactlyOnceWith(chain);
+    expect(deleter.deletePage).not.toHaveBeenCalled();
   });
 });
 
-describe('PageWorker.handle, progress for the sweeper', () => {
-  it('marks progress on a deletion last marked long ago', async () => {
-    const { pageWorker, store } = worker(aDeletion({ updatedAt: '2000-01-01T00:00:00.000Z' }));
-    listing([a], false);
+describe('PageWorker.handle, a finalize message', () => {
+  describe.each<[string, DeletionRecord | undefined]>([
+    ['a missing deletion', undefined],
+    ['a PENDING deletion', aDeletion({ state: 'PENDING' })],
+    ['a COMPLETED deletion', aDeletion({ state: 'COMPLETED' })],
+    ['a FAILED deletion', aDeletion({ state: 'FAILED' })],
+    ['another generation', aDeletion({ generation: 2 })],
+    ['another round', aDeletion({ round: 2 })],
+  ])('for %s', (_, deletion) => {
+    it('is stale and finalizes nothing', async () => {
+      // Prepare
+      const { pageWorker, deletions, finalizer } = worker();
+      deletions.get.mockResolvedValue(deletion);
 
-    await pageWorker.handle(pageMessage(0));
+      // Act
+      const outcome = await pageWorker.handle(finalize);
 
-    expect(store.touch).toHaveBeenCalledTimes(1);
+      // Assess
+      expect(outcome.outcome).toBe('stale');
+      expect(finalizer.finalize).not.toHaveBeenCalled();
+    });
   });
 
-  it('leaves a deletion marked a moment ago alone', async () => {
-    const { pageWorker, store } = worker(aDeletion({ updatedAt: new Date().toISOString() }));
-    listing([a], false);
+  it('finalizes the running round it names, and reports the result', async () => {
+    // Prepare
+    const deletion = aDeletion({ stream: 'clicks' });
+    const { pageWorker, deletions, finalizer } = worker();
+    deletions.get.mockResolvedValue(deletion);
+    finalizer.finalize.mockResolvedValue('next-round');
 
-    await pageWorker.handle(pageMessage(0));
+    // Act
+    const outcome = await pageWorker.handle(finalize);
 
-    expect(store.touch).not.toHaveBeenCalled();
+    // Assess
+    expect(finalizer.finalize).toHaveBeenCalledExactlyOnceWith(deletion);
+    expect(outcome).toEqual({ outcome: 'finalize', result: 'next-round' });
   });
 });

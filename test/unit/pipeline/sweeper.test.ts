@@ -1,150 +1,480 @@
 import { describe, expect, it, vi } from 'vitest';
-import type { Dispatcher } from '../../lib/dispatch.ts';
-import type { Finalizer } from '../../lib/finalizer.ts';
-import type { ChainRecord, DeletionRecord } from '../../lib/model.ts';
-import type { ProgressStore } from '../../lib/progress.ts';
-import { Sweeper } from '../../lib/sweeper.ts';
-import type { WorkQueue } from '../../lib/work-queue.ts';
-import { fake } from '../helpers/fakes.ts';
-import { aChain, aDeletion, aPage, NOW } from '../helpers/records.ts';
+import {
+  type ChainRecord,
+  clockOf,
+  type DeletionRecord,
+  done,
+  duplicate,
+  fenced,
+  type Outcome,
+  ok,
+  type WorkMessage,
+} from '../../../lib/core/index.ts';
+import {
+  type DeletionEvents,
+  type Dispatcher,
+  type Finalizer,
+  Sweeper,
+} from '../../../lib/pipeline/index.ts';
+import type { SweeperOptions } from '../../../lib/pipeline/sweeper.ts';
+import type { ChainStore, DeletionIndex, DeletionStore } from '../../../lib/store/index.ts';
+import { aChain, aDeletion, aPage, DELETION_ID, NOW } from '../../helpers/records.ts';
 
 const A = 'a'.repeat(20);
 const B = 'b'.repeat(20);
 const C = 'c'.repeat(20);
+const OTHER_ID = '9f1c2a4e-8b7d-4c6e-9a1b-2d3e4f5a6b7c';
+const STALE_AFTER_SECONDS = 300;
+const MAX_ATTEMPTS = 3;
+
+/** Claims every stale deletion it is shown, as the store would: one attempt more. */
+const claimAll = (seen: DeletionRecord): Outcome<DeletionRecord> =>
+  ok({ ...seen, attempts: seen.attempts + 1, updatedAt: NOW.toISOString() });
 
 function sweeper(
   stale: DeletionRecord[],
-  claimed: (seen: DeletionRecord) => DeletionRecord | undefined,
-  chains: ChainRecord[] = [],
+  claim: (seen: DeletionRecord) => Outcome<DeletionRecord> = claimAll,
+  chainsOfRound: ChainRecord[] = [],
+  due: DeletionRecord[] = [],
 ) {
-  const store = {
-    stale: vi.fn<ProgressStore['stale']>(async function* () {
+  const index = {
+    stale: vi.fn<DeletionIndex['stale']>(async function* () {
       yield* stale;
     }),
-    claimStale: vi.fn<ProgressStore['claimStale']>(async (seen) => claimed(seen)),
-    fail: vi.fn<ProgressStore['fail']>(async () => 'recorded'),
-    totals: vi.fn<ProgressStore['totals']>(async () => ({
-      objectsDeleted: 70,
-      bytesDeleted: 700,
-      failedObjects: 0,
-    })),
-    chains: vi.fn<ProgressStore['chains']>(async function* () {
-      yield* chains;
+    due: vi.fn<DeletionIndex['due']>(async function* () {
+      yield* due;
     }),
-    settleChain: vi.fn<ProgressStore['settleChain']>(async () => 'recorded'),
-  };
-  const queue = { send: vi.fn<WorkQueue['send']>(async () => {}) };
-  const dispatcher = { dispatch: vi.fn<Dispatcher['dispatch']>(async () => 'dispatched') };
+    scheduled: vi.fn<DeletionIndex['scheduled']>(async () => due.length),
+  } satisfies SweeperOptions['index'];
+  const deletions = {
+    claimStale: vi.fn<DeletionStore['claimStale']>(async (seen) => claim(seen)),
+    begin: vi.fn<DeletionStore['begin']>(async () => done),
+  } satisfies SweeperOptions['deletions'];
+  const chains = {
+    list: vi.fn<ChainStore['list']>(async function* () {
+      yield* chainsOfRound;
+    }),
+  } satisfies SweeperOptions['chains'];
+  const queue = {
+    send: vi.fn<SweeperOptions['queue']['send']>(async () => {}),
+  } satisfies SweeperOptions['queue'];
+  const dispatcher = {
+    dispatch: vi.fn<Dispatcher['dispatch']>(async () => 'dispatched'),
+  } satisfies SweeperOptions['dispatcher'];
   const finalizer = {
     finalize: vi.fn<Finalizer['finalize']>(async () => 'completed'),
-    finalizeIfReady: vi.fn<Finalizer['finalizeIfReady']>(async () => 'completed'),
-  };
+    settle: vi.fn<Finalizer['settle']>(async () => 'not-ready'),
+    fail: vi.fn<Finalizer['fail']>(async () => 'failed'),
+  } satisfies SweeperOptions['finalizer'];
+  const events = {
+    ended: vi.fn<DeletionEvents['ended']>(),
+    resumed: vi.fn<DeletionEvents['resumed']>(),
+  } satisfies DeletionEvents;
   const subject = new Sweeper({
-    store: fake<ProgressStore>(store),
-    queue: fake<WorkQueue>(queue),
-    dispatcher: fake<Dispatcher>(dispatcher),
-    finalizer: fake<Finalizer>(finalizer),
-    staleAfterSeconds: 300,
-    maxAttempts: 3,
-    now: () => NOW,
+    deletions,
+    index,
+    chains,
+    queue,
+    dispatcher,
+    finalizer,
+    events,
+    staleAfterSeconds: STALE_AFTER_SECONDS,
+    maxAttempts: MAX_ATTEMPTS,
+    clock: clockOf(() => NOW),
   });
-  return { subject, store, queue, dispatcher, finalizer };
+  return { subject, index, deletions, chains, queue, dispatcher, finalizer, events };
 }
 
-describe('Sweeper', () => {
-  it('looks for deletions without progress for the stale threshold', async () => {
-    const { subject, store } = sweeper([], () => undefined);
+/** The chain and page of each message sent, in order. */
+const pagesOf = (messages: WorkMessage[] | undefined) =>
+  messages?.map((message) => (message.type === 'page' ? [message.chainId, message.page] : message));
 
+describe('Sweeper.sweep', () => {
+  it('looks for open deletions without progress for the stale threshold', async () => {
+    // Prepare
+    const { subject, index } = sweeper([]);
+
+    // Act
     await subject.sweep();
 
-    expect(store.stale).toHaveBeenCalledWith(new Date(NOW.getTime() - 300_000));
+    // Assess
+    expect(index.stale).toHaveBeenCalledExactlyOnceWith(
+      new Date(NOW.getTime() - STALE_AFTER_SECONDS * 1000),
+    );
+  });
+
+  it('claims each deletion it found, as it saw it', async () => {
+    // Prepare
+    const seen = aDeletion({ attempts: 1, updatedAt: '2026-03-01T11:50:00.000Z' });
+    const { subject, deletions } = sweeper([seen]);
+
+    // Act
+    await subject.sweep();
+
+    // Assess
+    expect(deletions.claimStale).toHaveBeenCalledExactlyOnceWith(seen);
   });
 
   it('resumes a running deletion from its chains: open pages and the next page of each', async () => {
+    // Prepare
     const chains = [
-      aChain({ chainId: A, lastPage: 4, open: { '4': aPage({ chainId: A, page: 4 }) } }),
+      aChain({ chainId: A, lastPage: 4, open: { '4': aPage({ page: 4 }) } }),
       aChain({ chainId: B, lastPage: 2 }),
       aChain({ chainId: C, lastPage: 7, ended: true, settled: true }),
     ];
-    const { subject, queue, store } = sweeper(
-      [aDeletion({ attempts: 1 })],
-      () => aDeletion({ attempts: 2, chainsTotal: 3 }),
-      chains,
-    );
+    const { subject, queue } = sweeper([aDeletion({ chainsTotal: 3 })], claimAll, chains);
 
-    const report = await subject.sweep();
+    // Act
+    await subject.sweep();
 
-    expect(report).toEqual({ stale: 1, resumed: 1, failed: 0, messages: 3 });
-    expect(
-      queue.send.mock.calls[0]?.[0].map(
-        (message) => message.type === 'page' && [message.chainId, message.page],
-      ),
-    ).toEqual([
+    // Assess
+    expect(queue.send).toHaveBeenCalledTimes(1);
+    expect(pagesOf(queue.send.mock.calls[0]?.[0])).toEqual([
       [A, 4],
       [A, 5],
       [B, 3],
     ]);
-    expect(store.settleChain).not.toHaveBeenCalled();
   });
 
-  it('settles a chain that ended with nothing open but was never counted, then verifies', async () => {
+  it("sends each page with its chain's fence", async () => {
+    // Prepare
+    const chains = [aChain({ chainId: A, lastPage: 0, round: 2, generation: 3 })];
+    const { subject, queue } = sweeper([aDeletion({ round: 2, generation: 3 })], claimAll, chains);
+
+    // Act
+    await subject.sweep();
+
+    // Assess
+    expect(queue.send.mock.calls[0]?.[0]).toEqual([
+      {
+        v: 1,
+        type: 'page',
+        tenant: 'acme',
+        stream: 'logs',
+        deletionId: DELETION_ID,
+        generation: 3,
+        round: 2,
+        chainId: A,
+        page: 1,
+      },
+    ]);
+  });
+
+  it('reports what it found, resumed and sent', async () => {
+    // Prepare
+    const chains = [
+      aChain({ chainId: A, lastPage: 4, open: { '4': aPage({ page: 4 }) } }),
+      aChain({ chainId: B, lastPage: 2 }),
+    ];
+    const { subject } = sweeper([aDeletion({ chainsTotal: 2 })], claimAll, chains);
+
+    // Act
+    const report = await subject.sweep();
+
+    // Assess
+    expect(report).toMatchObject({ stale: 1, resumed: 1, failed: 0, messages: 3 });
+  });
+
+  it('settles, through the finalizer, a chain that ended with nothing open but was never counted', async () => {
+    // Prepare
     const ended = aChain({ chainId: C, lastPage: 3, ended: true, settled: false });
-    const { subject, store, finalizer } = sweeper(
-      [aDeletion()],
-      () => aDeletion({ attempts: 2, chainsTotal: 1 }),
-      [ended],
-    );
+    const { subject, finalizer, queue } = sweeper([aDeletion()], claimAll, [ended]);
 
+    // Act
     await subject.sweep();
 
-    expect(store.settleChain).toHaveBeenCalledWith(expect.anything(), ended);
-    expect(finalizer.finalizeIfReady).toHaveBeenCalledTimes(1);
+    // Assess
+    expect(finalizer.settle).toHaveBeenCalledExactlyOnceWith(ended);
+    expect(pagesOf(queue.send.mock.calls[0]?.[0])).toEqual([]);
   });
 
-  it('re-dispatches a pending deletion', async () => {
-    const { subject, dispatcher } = sweeper([aDeletion({ state: 'PENDING' })], () =>
-      aDeletion({ state: 'PENDING', attempts: 2 }),
-    );
+  it.each<[string, ChainRecord]>([
+    ['has been counted already', aChain({ lastPage: 7, ended: true, settled: true })],
+    [
+      'still has a page open',
+      aChain({ lastPage: 7, ended: true, open: { '7': aPage({ page: 7 }) } }),
+    ],
+    ['has not ended', aChain({ lastPage: 7 })],
+  ])('settles no chain that %s', async (_, chain) => {
+    // Prepare
+    const { subject, finalizer } = sweeper([aDeletion()], claimAll, [chain]);
 
+    // Act
     await subject.sweep();
 
-    expect(dispatcher.dispatch).toHaveBeenCalledWith(
+    // Assess
+    expect(finalizer.settle).not.toHaveBeenCalled();
+  });
+
+  it('re-dispatches a pending deletion, as claimed', async () => {
+    // Prepare
+    const { subject, dispatcher, queue } = sweeper([aDeletion({ state: 'PENDING', attempts: 1 })]);
+
+    // Act
+    await subject.sweep();
+
+    // Assess
+    expect(dispatcher.dispatch).toHaveBeenCalledExactlyOnceWith(
       expect.objectContaining({ state: 'PENDING', attempts: 2 }),
     );
-  });
-
-  it('verifies a deletion whose round is done but was never finalized', async () => {
-    const done = aDeletion({ chainsTotal: 2, chainsSettled: 2 });
-    const { subject, finalizer, queue } = sweeper([done], () => ({ ...done, attempts: 2 }));
-
-    await subject.sweep();
-
-    expect(finalizer.finalize).toHaveBeenCalledTimes(1);
     expect(queue.send).not.toHaveBeenCalled();
   });
 
-  it('marks a deletion FAILED (Stalled) with its totals once it used up its attempts', async () => {
-    const { subject, store, queue } = sweeper([aDeletion({ attempts: 3 })], () =>
-      aDeletion({ attempts: 4 }),
+  it('verifies a deletion whose round is done but was never finalized', async () => {
+    // Prepare
+    const done = aDeletion({ chainsTotal: 2, chainsSettled: 2 });
+    const { subject, finalizer, queue } = sweeper([done]);
+
+    // Act
+    await subject.sweep();
+
+    // Assess
+    expect(finalizer.finalize).toHaveBeenCalledExactlyOnceWith(
+      expect.objectContaining({ chainsSettled: 2, attempts: 2 }),
     );
+    expect(queue.send).not.toHaveBeenCalled();
+  });
 
-    const report = await subject.sweep();
+  it('ends a deletion that used up its attempts as FAILED (Stalled), through the finalizer', async () => {
+    // Prepare
+    const { subject, finalizer, queue } = sweeper([aDeletion({ attempts: MAX_ATTEMPTS })]);
 
-    expect(report.failed).toBe(1);
-    expect(store.fail).toHaveBeenCalledWith(
-      expect.objectContaining({ attempts: 4, objectsDeleted: 70, bytesDeleted: 700 }),
+    // Act
+    await subject.sweep();
+
+    // Assess
+    expect(finalizer.fail).toHaveBeenCalledExactlyOnceWith(
+      expect.objectContaining({ attempts: MAX_ATTEMPTS + 1 }),
       expect.objectContaining({ code: 'Stalled' }),
     );
     expect(queue.send).not.toHaveBeenCalled();
   });
 
-  it('leaves a deletion that moved (or that another sweeper claimed) alone', async () => {
-    const { subject, queue, store } = sweeper([aDeletion()], () => undefined);
+  it.each<[string, Awaited<ReturnType<Finalizer['fail']>>, number]>([
+    ['it failed', 'failed', 1],
+    ['another run ended it first', 'fenced', 0],
+  ])('counts a stalled deletion as failed when %s', async (_, outcome, failed) => {
+    // Prepare
+    const { subject, finalizer } = sweeper([aDeletion({ attempts: MAX_ATTEMPTS })]);
+    finalizer.fail.mockResolvedValue(outcome);
 
+    // Act
     const report = await subject.sweep();
 
-    expect(report).toEqual({ stale: 1, resumed: 0, failed: 0, messages: 0 });
+    // Assess
+    expect(report).toMatchObject({ stale: 1, resumed: 0, failed, messages: 0 });
+  });
+
+  it('gives a deletion with attempts left one more', async () => {
+    // Prepare
+    const { subject, finalizer } = sweeper([aDeletion({ attempts: MAX_ATTEMPTS - 1 })]);
+
+    // Act
+    const report = await subject.sweep();
+
+    // Assess
+    expect(finalizer.fail).not.toHaveBeenCalled();
+    expect(report.resumed).toBe(1);
+  });
+
+  it('leaves a deletion that moved (or that another sweeper claimed) alone', async () => {
+    // Prepare
+    const { subject, queue, finalizer, dispatcher } = sweeper([aDeletion()], (seen) =>
+      duplicate({ ...seen, updatedAt: NOW.toISOString() }),
+    );
+
+    // Act
+    const report = await subject.sweep();
+
+    // Assess
+    expect(report).toMatchObject({ stale: 1, resumed: 0, failed: 0, messages: 0 });
     expect(queue.send).not.toHaveBeenCalled();
-    expect(store.fail).not.toHaveBeenCalled();
+    expect(finalizer.fail).not.toHaveBeenCalled();
+    expect(dispatcher.dispatch).not.toHaveBeenCalled();
+  });
+
+  it('goes on to the next deletion after one it could not claim', async () => {
+    // Prepare
+    const { subject, dispatcher } = sweeper(
+      [aDeletion({ state: 'PENDING' }), aDeletion({ state: 'PENDING', deletionId: OTHER_ID })],
+      (seen) => (seen.deletionId === OTHER_ID ? claimAll(seen) : duplicate(seen)),
+    );
+
+    // Act
+    const report = await subject.sweep();
+
+    // Assess
+    expect(report).toMatchObject({ stale: 2, resumed: 1 });
+    expect(dispatcher.dispatch).toHaveBeenCalledExactlyOnceWith(
+      expect.objectContaining({ deletionId: OTHER_ID }),
+    );
+  });
+});
+
+describe('Sweeper.sweep, scheduled deletions', () => {
+  it('looks for scheduled deletions whose grace window is over now', async () => {
+    // Prepare
+    const { subject, index } = sweeper([]);
+
+    // Act
+    await subject.sweep();
+
+    // Assess
+    expect(index.due).toHaveBeenCalledExactlyOnceWith(NOW);
+  });
+
+  it('begins each due deletion, as it found it', async () => {
+    // Prepare
+    const due = aDeletion({ state: 'SCHEDULED' });
+    const { subject, deletions } = sweeper([], claimAll, [], [due]);
+
+    // Act
+    await subject.sweep();
+
+    // Assess
+    expect(deletions.begin).toHaveBeenCalledExactlyOnceWith(due);
+  });
+
+  it('counts the due deletions it found and those it began (a cancel may win the race)', async () => {
+    // Prepare
+    const due = [
+      aDeletion({ state: 'SCHEDULED' }),
+      aDeletion({ state: 'SCHEDULED', deletionId: OTHER_ID }),
+    ];
+    const { subject, deletions } = sweeper([], claimAll, [], due);
+    deletions.begin.mockResolvedValueOnce(fenced());
+
+    // Act
+    const report = await subject.sweep();
+
+    // Assess
+    expect(report).toMatchObject({ due: 2, begun: 1 });
+  });
+
+  it('dispatches nothing itself: the begun deletion reaches the dispatcher by the table stream', async () => {
+    // Prepare
+    const { subject, dispatcher } = sweeper([], claimAll, [], [aDeletion({ state: 'SCHEDULED' })]);
+
+    // Act
+    await subject.sweep();
+
+    // Assess
+    expect(dispatcher.dispatch).not.toHaveBeenCalled();
+  });
+});
+
+describe('Sweeper.scheduled', () => {
+  it('counts the deletions waiting out their grace window, from the index', async () => {
+    // Prepare
+    const { subject, index } = sweeper([]);
+    index.scheduled.mockResolvedValue(4);
+
+    // Act
+    const scheduled = await subject.scheduled();
+
+    // Assess
+    expect(scheduled).toBe(4);
+  });
+});
+
+describe('Sweeper and the DeletionEvents port', () => {
+  it('reports each resume once, with the progress the deletion had when it was seen', async () => {
+    // Prepare
+    const seen = aDeletion({ updatedAt: '2026-03-01T11:50:00.000Z' });
+    const { subject, events } = sweeper([seen]);
+
+    // Act
+    await subject.sweep();
+
+    // Assess
+    expect(events.resumed).toHaveBeenCalledExactlyOnceWith(
+      expect.objectContaining({ deletionId: DELETION_ID, attempts: 2 }),
+      '2026-03-01T11:50:00.000Z',
+    );
+  });
+
+  it('reports no resume of a deletion it could not claim', async () => {
+    // Prepare
+    const { subject, events } = sweeper([aDeletion()], (seen) => duplicate(seen));
+
+    // Act
+    await subject.sweep();
+
+    // Assess
+    expect(events.resumed).not.toHaveBeenCalled();
+  });
+
+  it('reports no resume of a deletion it fails instead (the finalizer reports its end)', async () => {
+    // Prepare
+    const { subject, events } = sweeper([aDeletion({ attempts: MAX_ATTEMPTS })]);
+
+    // Act
+    await subject.sweep();
+
+    // Assess
+    expect(events.resumed).not.toHaveBeenCalled();
+    expect(events.ended).not.toHaveBeenCalled();
+  });
+});
+
+describe('Sweeper.oldestOpen', () => {
+  it('reads every open deletion: a cutoff a day ahead of now', async () => {
+    // Prepare
+    const { subject, index } = sweeper([]);
+
+    // Act
+    await subject.oldestOpen();
+
+    // Assess
+    expect(index.stale).toHaveBeenCalledExactlyOnceWith(new Date(NOW.getTime() + 86_400_000));
+  });
+
+  it('finds the open deletion requested longest ago, with its age in seconds', async () => {
+    // Prepare
+    const older = aDeletion({ deletionId: OTHER_ID, requestedAt: '2026-03-01T09:00:00.000Z' });
+    const { subject } = sweeper([
+      aDeletion({ requestedAt: '2026-03-01T11:00:00.000Z' }),
+      older,
+      aDeletion({ requestedAt: '2026-03-01T10:00:00.000Z' }),
+    ]);
+
+    // Act
+    const oldest = await subject.oldestOpen();
+
+    // Assess
+    expect(oldest).toEqual({ deletion: older, ageSeconds: 3 * 3600 });
+  });
+
+  it('is undefined when no deletion is open', async () => {
+    // Prepare
+    const { subject } = sweeper([]);
+
+    // Act
+    const oldest = await subject.oldestOpen();
+
+    // Assess
+    expect(oldest).toBeUndefined();
+  });
+
+  it('never reports a negative age (a requester clock ahead of ours)', async () => {
+    // Prepare
+    const { subject } = sweeper([aDeletion({ requestedAt: '2026-03-01T12:00:05.000Z' })]);
+
+    // Act
+    const oldest = await subject.oldestOpen();
+
+    // Assess
+    expect(oldest?.ageSeconds).toBe(0);
+  });
+
+  it('claims nothing', async () => {
+    // Prepare
+    const { subject, deletions } = sweeper([aDeletion()]);
+
+    // Act
+    await subject.oldestOpen();
+
+    // Assess
+    expect(deletions.claimStale).not.toHaveBeenCalled();
   });
 });

@@ -153,7 +153,9 @@ describe('paginateVersionPages', () => {
   });
 
   it("goes on from S3's own NextKeyMarker and NextVersionIdMarker, inside a key's versions", async () => {
-    await allPages(paginateVersionPages({ client, pageSize: 3 }, { Bucket: BUCKET, Prefix: prefix }));
+    await allPages(
+      paginateVersionPages({ client, pageSize: 3 }, { Bucket: BUCKET, Prefix: prefix }),
+    );
 
     const inputs = s3.commandCalls(ListObjectVersionsCommand).map((call) => call.args[0].input);
     expect(inputs).toEqual([

@@ -1,7 +1,7 @@
 import { SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { describe, expect, it } from 'vitest';
-import { type CountSnapshot, economyOf, itemsOf, RequestCounter } from './counting.ts';
 import type { Clients } from '../lib/support/index.ts';
+import { type CountSnapshot, economyOf, itemsOf, RequestCounter } from './counting.ts';
 
 /** An SQS client whose HTTP handler answers `statuses` in turn, without a network. */
 function sqsAnswering(statuses: number[]) {

@@ -1,8 +1,8 @@
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { createClients } from '#lib/support/index.ts';
 import { provision } from '#lib/local/provision.ts';
 import { synthesizeTemplate } from '#lib/local/template.ts';
+import { createClients } from '#lib/support/index.ts';
 import type { SeedMode } from './seeding.ts';
 
 export interface HeapRun {

@@ -7,9 +7,8 @@
  */
 import { type Message, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import type { SQSEvent } from 'aws-lambda';
-import { createClients } from '#lib/support/index.ts';
-import { loadConfig } from '#lib/support/index.ts';
 import { createPipeline } from '#lib/pipeline/index.ts';
+import { createClients, loadConfig } from '#lib/support/index.ts';
 import { createHandler } from '../functions/worker.ts';
 import { createSeeder, layout, type SeedMode } from './seeding.ts';
 

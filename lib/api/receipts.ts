@@ -5,12 +5,13 @@ import {
   hasEnded,
   toReceipt,
 } from '../core/index.ts';
-import type { ChainStore, DeletionStore, FailureStore } from '../store/index.ts';
+import type { ChainStore, DeletionStore, FailureStore, UploadStore } from '../store/index.ts';
 
 export interface ReceiptsOptions {
   readonly deletions: Pick<DeletionStore, 'get'>;
   readonly chains: Pick<ChainStore, 'totals'>;
   readonly failures: Pick<FailureStore, 'list'>;
+  readonly uploads: Pick<UploadStore, 'count'>;
 }
 
 /**
@@ -21,8 +22,10 @@ export class Receipts {
   readonly #deletions: ReceiptsOptions['deletions'];
   readonly #chains: ReceiptsOptions['chains'];
   readonly #failures: ReceiptsOptions['failures'];
+  readonly #uploads: ReceiptsOptions['uploads'];
 
   constructor(options: ReceiptsOptions) {
+    this.#uploads = options.uploads;
     this.#deletions = options.deletions;
     this.#chains = options.chains;
     this.#failures = options.failures;
@@ -36,7 +39,12 @@ export class Receipts {
 
   async of(deletion: DeletionRecord): Promise<DeletionReceipt> {
     // An ended deletion holds its own totals; while it runs, its chains do.
-    const totals = hasEnded(deletion.state) ? deletion : await this.#chains.totals(deletion);
+    const totals = hasEnded(deletion.state)
+      ? deletion
+      : {
+          ...(await this.#chains.totals(deletion)),
+          multipartUploadsAborted: await this.#uploads.count(deletion),
+        };
     return toReceipt(deletion, totals, await this.#failures.list({ ...deletion, ...totals }));
   }
 }

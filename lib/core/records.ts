@@ -41,6 +41,8 @@ export interface DeletionRecord extends DeletionRef {
   objectsDeleted: number;
   bytesDeleted: number;
   failedObjects: number;
+  /** Multipart uploads in progress under the location that the deletion aborted. */
+  multipartUploadsAborted?: number;
   /** Chains of the current round, and how many of them have ended with no page open. */
   chainsTotal: number;
   chainsSettled: number;
@@ -51,6 +53,8 @@ export interface DeletionRecord extends DeletionRef {
   executeAfter: string;
   updatedAt: string;
   completedAt?: string;
+  /** When a listing of the whole location (objects, versions, uploads) last came back empty. */
+  verifiedAt?: string;
   cancelledAt?: string;
   /** The bucket keeps versions: every version and delete marker is deleted, by version id. */
   versioned?: boolean;
@@ -158,6 +162,7 @@ export interface KeyFailure {
 export interface DeletionTotals {
   objectsDeleted: number;
   bytesDeleted: number;
+  multipartUploadsAborted?: number;
   /** Keys the current round could not delete (earlier rounds' failures were tried again). */
   failedObjects: number;
 }

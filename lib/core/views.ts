@@ -23,6 +23,7 @@ export interface DeletionReceipt {
   state: DeletionState;
   objectsDeleted: number;
   bytesDeleted: number;
+  multipartUploadsAborted: number;
   requestedAt: string;
   executeAfter: string;
   completedAt?: string;
@@ -63,6 +64,7 @@ export function toReceipt(
     state: record.state,
     objectsDeleted: totals.objectsDeleted,
     bytesDeleted: totals.bytesDeleted,
+    multipartUploadsAborted: totals.multipartUploadsAborted ?? record.multipartUploadsAborted ?? 0,
     requestedAt: record.requestedAt,
     executeAfter: record.executeAfter ?? record.requestedAt,
     ...(record.completedAt ? { completedAt: record.completedAt } : {}),

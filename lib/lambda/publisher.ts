@@ -28,7 +28,7 @@ export const publisherHandler =
     telemetry.invocation(context, {}, async () => {
       for (const record of event.Records) {
         const after = imageOf(record.dynamodb?.NewImage);
-        if (!after || after.type !== 'DELETION') continue;
+        if (after?.type !== 'DELETION') continue;
         const before = imageOf(record.dynamodb?.OldImage);
         try {
           const outcome = await publisher.publish({ before, after });

@@ -1,14 +1,21 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { constants } from 'node:fs';
+import { access, open } from 'node:fs/promises';
 import { createServer } from 'node:net';
+import { basename, delimiter, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 export class EmulatorMissingError extends Error {
   override readonly name = 'EmulatorMissingError';
-  constructor(command: string) {
+  /** `tried`: the Pythons that could not `import moto`, when looking for one for the launcher. */
+  constructor(command: string, tried?: string[]) {
     super(
       [
-        `${command} was not found on PATH; Lethe's local stack runs against an AWS emulator.`,
+        tried
+          ? `No Python that can import ${command} was found (tried: ${tried.join(', ')}); Lethe's local stack runs against an AWS emulator.`
+          : `${command} was not found on PATH; Lethe's local stack runs against an AWS emulator.`,
         'Install moto with its server:   pip install "moto[server]"',
         'or start LocalStack (Docker):    docker compose -f localstack.yml up -d',
         '                                 and set AWS_ENDPOINT_URL=http://localhost:4566',
@@ -37,12 +44,36 @@ export interface Emulator {
   stop(): Promise<void>;
 }
 
-/** Starts `moto_server` as a child process on a free loopback port and waits until it answers. */
-export async function startMoto(
-  command = process.env.LETHE_MOTO_SERVER ?? 'moto_server',
-): Promise<Emulator> {
+/**
+ * Lethe's launcher of moto's server: moto with named patches where it differs from AWS's
+ * documented behaviour (each explained in the file, each tested by
+ * test/integration/emulator-fixes.test.ts). It takes moto_server's arguments.
+ */
+export const MOTO_LAUNCHER = fileURLToPath(new URL('./moto/lethe_moto.py', import.meta.url));
+
+export interface StartMotoOptions {
+  /**
+   * Run exactly this command instead of the launcher (`-H 127.0.0.1 -p PORT` appended). The
+   * escape hatch: default env LETHE_MOTO_SERVER (e.g. `moto_server` for moto without patches).
+   */
+  command?: string;
+  /** The Python that runs the launcher; default: `findMotoPython()`. */
+  python?: string;
+}
+
+/**
+ * Starts moto's server, through Lethe's launcher, as a child process on a free loopback port
+ * and waits until it answers. A string is `{ command }`: that command instead of the launcher.
+ */
+export async function startMoto(options: string | StartMotoOptions = {}): Promise<Emulator> {
+  const { command = process.env.LETHE_MOTO_SERVER || undefined, python } =
+    typeof options === 'string' ? { command: options } : options;
+  const [program, launcher] = command
+    ? [command, []]
+    : [python ?? (await findMotoPython()), [MOTO_LAUNCHER]];
+  const label = command ?? `${program} ${MOTO_LAUNCHER}`;
   const port = await freePort();
-  const child = spawn(command, ['-H', '127.0.0.1', '-p', String(port)], {
+  const child = spawn(program, [...launcher, '-H', '127.0.0.1', '-p', String(port)], {
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   let stderr = '';
@@ -52,14 +83,14 @@ export async function startMoto(
   const spawned = new Promise<void>((resolve, reject) => {
     child.once('spawn', resolve);
     child.once('error', (error: NodeJS.ErrnoException) =>
-      reject(error.code === 'ENOENT' ? new EmulatorMissingError(command) : error),
+      reject(error.code === 'ENOENT' ? new EmulatorMissingError(program) : error),
     );
   });
   await spawned;
   const endpoint = `http://127.0.0.1:${port}`;
   for (let attempt = 0; ; attempt++) {
     if (child.exitCode !== null) {
-      throw new Error(`${command} exited with ${child.exitCode}: ${stderr}`);
+      throw new Error(`${label} exited with ${child.exitCode}: ${stderr}`);
     }
     try {
       const response = await fetch(`${endpoint}/moto-api/`, { signal: AbortSignal.timeout(1000) });
@@ -69,7 +100,7 @@ export async function startMoto(
     }
     if (attempt > 150) {
       await stopChild(child);
-      throw new Error(`${command} did not answer on ${endpoint} within 30 s: ${stderr}`);
+      throw new Error(`${label} did not answer on ${endpoint} within 30 s: ${stderr}`);
     }
     await sleep(200);
   }
@@ -78,6 +109,71 @@ export async function startMoto(
     pid: child.pid ?? 0,
     stop: () => stopChild(child),
   };
+}
+
+/**
+ * A Python that can `import moto`, to run the launcher: env LETHE_MOTO_PYTHON if set (then only
+ * that one); else the interpreter of the `moto_server` on PATH, from its shebang (a pyenv shim's
+ * shebang is a shell: `pyenv which moto_server` names the real script); else `python3`.
+ * Throws EmulatorMissingError when none can import moto.
+ */
+export async function findMotoPython(env: NodeJS.ProcessEnv = process.env): Promise<string> {
+  const candidates = env.LETHE_MOTO_PYTHON
+    ? [env.LETHE_MOTO_PYTHON]
+    : [await motoServerPython(env), 'python3'];
+  const tried: string[] = [];
+  for (const python of candidates) {
+    if (!python || tried.includes(python)) continue;
+    if ((await run(python, ['-c', 'import moto'], env)) !== undefined) return python;
+    tried.push(python);
+  }
+  throw new EmulatorMissingError('moto', tried);
+}
+
+/** The interpreter in the shebang of the `moto_server` found on PATH, if any. */
+async function motoServerPython(env: NodeJS.ProcessEnv): Promise<string | undefined> {
+  const executable = (path: string) =>
+    access(path, constants.X_OK).then(
+      () => path,
+      () => '',
+    );
+  const directories = (env.PATH ?? '').split(delimiter).filter(Boolean);
+  let script: string | undefined;
+  for (const directory of directories) {
+    script ||= await executable(join(directory, 'moto_server'));
+  }
+  let interpreter = script ? await shebang(script) : undefined;
+  if (interpreter && /^(ba|da|k|z)?sh$/.test(basename(interpreter))) {
+    // A shell wrapper, as pyenv's shims are: ask pyenv for the script the shim runs.
+    const real = (await run('pyenv', ['which', 'moto_server'], env))?.trim();
+    interpreter = real ? await shebang(real) : undefined;
+  }
+  return interpreter;
+}
+
+/** `#!/usr/bin/python3` → /usr/bin/python3; `#!/usr/bin/env python3` → python3. */
+async function shebang(path: string): Promise<string | undefined> {
+  const file = await open(path, 'r').catch(() => undefined);
+  if (!file) return undefined;
+  try {
+    const { buffer, bytesRead } = await file.read(Buffer.alloc(256), 0, 256, 0);
+    const line = buffer.subarray(0, bytesRead).toString('utf8').split('\n')[0] ?? '';
+    if (!line.startsWith('#!')) return undefined;
+    const [program, ...args] = line.slice(2).trim().split(/\s+/);
+    if (program && basename(program) === 'env') return args.find((arg) => !arg.startsWith('-'));
+    return program || undefined;
+  } finally {
+    await file.close();
+  }
+}
+
+/** Runs a program briefly: its stdout if it exits 0, undefined otherwise. */
+function run(program: string, args: string[], env: NodeJS.ProcessEnv): Promise<string | undefined> {
+  return new Promise((resolve) => {
+    execFile(program, args, { env, timeout: 30_000 }, (error, stdout) =>
+      resolve(error ? undefined : stdout),
+    );
+  });
 }
 
 /** SIGTERM, then SIGKILL if the process has not exited within five seconds. */

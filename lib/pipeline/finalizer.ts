@@ -6,9 +6,10 @@ import {
   type DeletionRef,
   type FailureReason,
   finalizeMessage,
+  isInside,
   secondsBetween,
 } from '../core/index.ts';
-import { whatIsLeft } from '../s3/index.ts';
+import { abortUpload, uploadsUnder, whatIsLeft } from '../s3/index.ts';
 import { failpoint } from '../support/index.ts';
 import type {
   Chains,
@@ -16,6 +17,7 @@ import type {
   Deletions,
   ObjectStore,
   Streams,
+  Uploads,
   WorkSender,
 } from './ports.ts';
 
@@ -23,6 +25,7 @@ export interface FinalizerOptions {
   readonly deletions: Deletions<'get' | 'claimVerification' | 'complete' | 'fail' | 'nextRound'>;
   readonly chains: Chains<'settle' | 'totals'>;
   readonly streams: Streams<'find'>;
+  readonly uploads: Uploads<'record' | 'count'>;
   readonly s3: ObjectStore;
   readonly queue: WorkSender;
   readonly events: DeletionEvents;
@@ -65,6 +68,7 @@ export class Finalizer {
   readonly #deletions: FinalizerOptions['deletions'];
   readonly #chains: FinalizerOptions['chains'];
   readonly #streams: FinalizerOptions['streams'];
+  readonly #uploads: FinalizerOptions['uploads'];
   readonly #s3: ObjectStore;
   readonly #queue: WorkSender;
   readonly #events: DeletionEvents;
@@ -76,6 +80,7 @@ export class Finalizer {
     this.#deletions = options.deletions;
     this.#chains = options.chains;
     this.#streams = options.streams;
+    this.#uploads = options.uploads;
     this.#s3 = options.s3;
     this.#queue = options.queue;
     this.#events = options.events;
@@ -116,12 +121,16 @@ export class Finalizer {
       return 'delayed';
     }
     failpoint('finalize.before-verify');
-    // Through versions: a versioned bucket keeps data that a listing of objects cannot see.
+    await this.#abortUploads(deletion);
+    // Through versions (a versioned bucket keeps data a listing of objects cannot see), then
+    // uploads in progress (invisible to both, and able to complete into an emptied location).
     const left = await whatIsLeft(this.#s3, deletion.bucket, deletion.prefix);
-    const final = { ...deletion, ...(await this.#chains.totals(deletion)) };
+    const verifiedAt = this.#clock.now().toISOString();
+    const final = await this.#totals(deletion);
     if (left.empty) {
       failpoint('finalize.after-verify');
-      if ((await this.#deletions.complete(final)).status !== 'ok') return 'fenced';
+      const done = await this.#deletions.complete({ ...final, verifiedAt });
+      if (done.status !== 'ok') return 'fenced';
       this.#ended({ ...final, state: 'COMPLETED' });
       return 'completed';
     }
@@ -142,7 +151,29 @@ export class Finalizer {
 
   /** Ends a deletion as FAILED with its totals so far (the sweeper's stalled deletions too). */
   async fail(deletion: DeletionRecord, reason?: FailureReason): Promise<FinalizeOutcome> {
-    return this.#fail({ ...deletion, ...(await this.#chains.totals(deletion)) }, reason);
+    return this.#fail(await this.#totals(deletion), reason);
+  }
+
+  /** The receipt's totals: every chain of every round, and every upload aborted. */
+  async #totals(deletion: DeletionRecord): Promise<DeletionRecord> {
+    const [chains, multipartUploadsAborted] = await Promise.all([
+      this.#chains.totals(deletion),
+      this.#uploads.count(deletion),
+    ]);
+    return { ...deletion, ...chains, multipartUploadsAborted };
+  }
+
+  /**
+   * Aborts every multipart upload in progress under the location, each recorded before it is
+   * aborted, so a repeated verification counts it once.
+   */
+  async #abortUploads(deletion: DeletionRecord) {
+    for await (const uploads of uploadsUnder(this.#s3, deletion.bucket, deletion.prefix)) {
+      const inside = uploads.filter((upload) => isInside(upload.key, deletion.prefix));
+      if (inside.length === 0) continue;
+      await this.#uploads.record(deletion, inside);
+      for (const upload of inside) await abortUpload(this.#s3, deletion.bucket, upload);
+    }
   }
 
   async #fail(final: DeletionRecord, reason?: FailureReason): Promise<FinalizeOutcome> {

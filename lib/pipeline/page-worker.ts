@@ -137,10 +137,11 @@ export class PageWorker {
     failpoint('worker.after-delete');
     if (result.failures.length > 0) await this.#failures.record(chain, result.failures);
     // Counted from the listing that opened the page, so a resumed page counts entries that an
-    // earlier attempt deleted, and a duplicate counts nothing.
+    // earlier attempt deleted, and a duplicate counts nothing. A key that only got a delete
+    // marker was not deleted: its versions are counted by the versioned round that follows.
     const counted = {
-      objects: page.count - result.failedObjects,
-      bytes: page.bytes - result.failedBytes,
+      objects: page.count - result.failedObjects - result.markersLaid,
+      bytes: page.bytes - result.failedBytes - result.markersLaidBytes,
       failed: result.failures.length,
     };
     const completed = await this.#chains.completePage(chain, page, counted);

@@ -7,6 +7,7 @@ import type {
   DeletionStore,
   FailureStore,
   StreamStore,
+  UploadStore,
 } from '../store/index.ts';
 
 /**
@@ -18,6 +19,7 @@ export type Chains<K extends keyof ChainStore> = Pick<ChainStore, K>;
 export type Index<K extends keyof DeletionIndex> = Pick<DeletionIndex, K>;
 export type Streams<K extends keyof StreamStore> = Pick<StreamStore, K>;
 export type Failures<K extends keyof FailureStore> = Pick<FailureStore, K>;
+export type Uploads<K extends keyof UploadStore> = Pick<UploadStore, K>;
 export type Deleter = Pick<PageDeleter, 'deletePage'>;
 
 export interface WorkSender {

@@ -10,6 +10,7 @@ import {
   FailureStore,
   StreamStore,
   Table,
+  UploadStore,
 } from '../store/index.ts';
 import type { Clients, LetheConfig } from '../support/index.ts';
 import { Dispatcher } from './dispatcher.ts';
@@ -52,11 +53,13 @@ export function createPipeline({
   const chains = new ChainStore({ table, deletions });
   const index = new DeletionIndex({ table });
   const failures = new FailureStore({ table });
+  const uploads = new UploadStore({ table });
   const queue = new WorkQueue({ client: clients.sqs, queueUrl: config.queueUrl });
   const finalizer = new Finalizer({
     deletions,
     chains,
     streams,
+    uploads,
     s3: clients.s3,
     queue,
     events,
@@ -115,6 +118,7 @@ export function createPipeline({
     index,
     chains,
     failures,
+    uploads,
     queue,
     publisher,
     finalizer,

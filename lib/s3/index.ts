@@ -3,6 +3,7 @@ export { isBucketVersioned, type Leftovers, whatIsLeft } from './bucket.ts';
 export { EventWriter, type EventWriterOptions } from './event-writer.ts';
 export {
   childrenOf,
+  decodeKey,
   firstPage,
   type ListingPage,
   type PagerConfiguration,
@@ -10,4 +11,5 @@ export {
   paginatePages,
   paginateVersionPages,
 } from './listing.ts';
-export { isTransientCode, PageDeleter, type PageResult } from './page-deleter.ts';
+export { fitsXml, isTransientCode, PageDeleter, type PageResult } from './page-deleter.ts';
+export { abortUpload, type Upload, uploadsUnder } from './uploads.ts';

@@ -1,6 +1,14 @@
 import { ListObjectsV2Command, ListObjectVersionsCommand, type S3Client } from '@aws-sdk/client-s3';
 import type { Cursor, ListedObject } from '../core/index.ts';
 
+/**
+ * Keys come back URL-encoded (`EncodingType: 'url'`): S3 can hold keys that an XML 1.0 answer
+ * cannot carry. S3 says so in the answer's own EncodingType, and only then are keys decoded
+ * (as S3 encodes them: a space as `+`).
+ */
+export const decodeKey = (key: string, encoding: string | undefined) =>
+  encoding === 'url' ? decodeURIComponent(key.replace(/\+/g, ' ')) : key;
+
 /** One page of a listing, plain or versioned. */
 export interface ListingPage {
   /** Objects, or in a versioned bucket versions and delete markers, in listing order by key. */
@@ -43,21 +51,25 @@ export async function* paginatePages(
         Bucket: input.Bucket,
         Prefix: input.Prefix,
         MaxKeys: Math.min(pageSize, 1000),
+        EncodingType: 'url',
         ...(input.Delimiter ? { Delimiter: input.Delimiter } : {}),
         ...(token ? { ContinuationToken: token } : after ? { StartAfter: after } : {}),
       }),
     );
+    const decode = (key: string | undefined) => decodeKey(key ?? '', response.EncodingType);
     const objects = (response.Contents ?? []).map((object) => ({
-      key: object.Key ?? '',
+      key: decode(object.Key),
       size: object.Size ?? 0,
     }));
-    const prefixes = (response.CommonPrefixes ?? []).map((entry) => entry.Prefix ?? '');
+    const prefixes = (response.CommonPrefixes ?? []).map((entry) => decode(entry.Prefix));
     const lastKey = objects.at(-1)?.key ?? after;
     const next = response.IsTruncated && lastKey ? { key: lastKey } : undefined;
     yield { objects, prefixes, ...(next ? { next } : {}) };
     if (!response.IsTruncated) return;
-    if (input.Delimiter) token = response.NextContinuationToken;
-    else after = lastKey;
+    // Within one run the token goes on (an empty truncated page included); a page record
+    // resumes from the last key with StartAfter.
+    token = response.NextContinuationToken;
+    after = lastKey;
   }
 }
 
@@ -77,19 +89,21 @@ export async function* paginateVersionPages(
         Bucket: input.Bucket,
         Prefix: input.Prefix,
         MaxKeys: Math.min(pageSize, 1000),
+        EncodingType: 'url',
         ...(input.Delimiter ? { Delimiter: input.Delimiter } : {}),
         ...(marker ? { KeyMarker: marker.key } : {}),
         ...(marker?.versionId ? { VersionIdMarker: marker.versionId } : {}),
       }),
     );
+    const decode = (key: string | undefined) => decodeKey(key ?? '', response.EncodingType);
     const entries: ListedObject[] = [
       ...(response.Versions ?? []).map((version) => ({
-        key: version.Key ?? '',
+        key: decode(version.Key),
         size: version.Size ?? 0,
         versionId: version.VersionId ?? 'null',
       })),
       ...(response.DeleteMarkers ?? []).map((deleteMarker) => ({
-        key: deleteMarker.Key ?? '',
+        key: decode(deleteMarker.Key),
         size: 0,
         versionId: deleteMarker.VersionId ?? 'null',
         marker: true,
@@ -97,11 +111,11 @@ export async function* paginateVersionPages(
     ];
     // S3 answers versions and delete markers apart: one list, by key (stable within a key).
     entries.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
-    const prefixes = (response.CommonPrefixes ?? []).map((entry) => entry.Prefix ?? '');
+    const prefixes = (response.CommonPrefixes ?? []).map((entry) => decode(entry.Prefix));
     const next: Cursor | undefined =
       response.IsTruncated && response.NextKeyMarker
         ? {
-            key: response.NextKeyMarker,
+            key: decode(response.NextKeyMarker),
             ...(response.NextVersionIdMarker ? { versionId: response.NextVersionIdMarker } : {}),
           }
         : undefined;
@@ -111,7 +125,13 @@ export async function* paginateVersionPages(
   }
 }
 
-/** The first page only: what one worker lists for one message. */
+/** Empty truncated pages one worker skips before it hands the cursor on with an empty page. */
+const MAX_EMPTY_PAGES = 10;
+
+/**
+ * The first page with entries (S3 may answer a truncated page with none): what one worker
+ * lists for one message. The last page, empty or not, ends the listing.
+ */
 export async function firstPage(
   configuration: PagerConfiguration,
   input: PagerInput,
@@ -120,8 +140,16 @@ export async function firstPage(
   const pages = versioned
     ? paginateVersionPages(configuration, input)
     : paginatePages(configuration, input);
-  for await (const page of pages) return page;
-  throw new Error('unreachable: a listing yields at least one page');
+  let skipped = 0;
+  let last: ListingPage | undefined;
+  for await (const page of pages) {
+    last = page;
+    const empty = page.objects.length === 0 && page.prefixes.length === 0;
+    // Bounded where the page can say where to go on: recording it moves the chain forward.
+    if (!empty || (page.next && ++skipped > MAX_EMPTY_PAGES)) return page;
+  }
+  if (!last) throw new Error('unreachable: a listing yields at least one page');
+  return last;
 }
 
 /** The child prefixes of a location, and whether anything lies directly under it. */

@@ -1,4 +1,10 @@
-import { DeleteObjectsCommand, type S3Client } from '@aws-sdk/client-s3';
+import {
+  DeleteObjectCommand,
+  DeleteObjectsCommand,
+  type DeleteObjectsCommandOutput,
+  type S3Client,
+  S3ServiceException,
+} from '@aws-sdk/client-s3';
 import { type KeyFailure, type ListedObject, TransientPageError } from '../core/index.ts';
 import { backoff, RETRY, sleep } from '../support/index.ts';
 
@@ -15,6 +21,14 @@ const TRANSIENT_CODES = new Set([
 
 export const isTransientCode = (code: string | undefined) =>
   code === undefined || TRANSIENT_CODES.has(code);
+
+/**
+ * True when a key can travel in a DeleteObjects XML body: XML 1.0 forbids most control
+ * characters (even escaped), and parsers fold line ends. Other keys go one at a time with
+ * DeleteObject, which carries the key in the URL.
+ */
+export const fitsXml = (key: string) =>
+  /^[\u0020-\uD7FF\uE000-\uFFFD\u{10000}-\u{10FFFF}]*$/u.test(key);
 
 export interface PageDeleterOptions {
   readonly client: S3Client;
@@ -33,14 +47,56 @@ export interface PageResult {
   /** Objects among the failures (delete markers that failed are not objects). */
   failedObjects: number;
   failedBytes: number;
+  /**
+   * Keys deleted without a version id in a bucket that keeps versions: S3 only laid a delete
+   * marker, the data is still there. Not deleted, not counted; the next round goes by version.
+   */
+  markersLaid: number;
+  markersLaidBytes: number;
   /** Keys retried after a transient per-key error. */
   retriedKeys: number;
 }
 
+/** What deleting each entry of a page came to. */
+class Tally {
+  readonly failed: ListedObject[] = [];
+  readonly failures: KeyFailure[] = [];
+  readonly markers: ListedObject[] = [];
+  retriedKeys = 0;
+
+  fail(object: ListedObject, code: string, message: string) {
+    this.failed.push(object);
+    this.failures.push({
+      key: object.key,
+      code,
+      message,
+      ...(object.versionId ? { versionId: object.versionId } : {}),
+    });
+  }
+
+  result(objects: ListedObject[]): PageResult {
+    // Delete markers are removed like versions but are not objects of the stream.
+    const counted = (list: ListedObject[]) => list.filter((object) => !object.marker);
+    const bytes = (list: ListedObject[]) =>
+      counted(list).reduce((sum, object) => sum + object.size, 0);
+    return {
+      objects: counted(objects).length - counted(this.failed).length - this.markers.length,
+      bytes: bytes(objects) - bytes(this.failed) - bytes(this.markers),
+      failures: this.failures,
+      failedObjects: counted(this.failed).length,
+      failedBytes: bytes(this.failed),
+      markersLaid: this.markers.length,
+      markersLaidBytes: bytes(this.markers),
+      retriedKeys: this.retriedKeys,
+    };
+  }
+}
+
 /**
- * Deletes one page with one DeleteObjects. DeleteObjects answers 200 even when keys fail:
- * its per-key `Errors` are failures, never successes. Transient ones are retried with backoff
- * and jitter; if they outlast the retries the page throws, so the message is redelivered.
+ * Deletes one page: its keys in one DeleteObjects, keys an XML body cannot carry one by one.
+ * DeleteObjects answers 200 even when keys fail: its per-key `Errors` are failures, never
+ * successes. Transient ones are retried with backoff and jitter; if they outlast the retries
+ * the page throws, so the message is redelivered.
  */
 export class PageDeleter {
   readonly #client: S3Client;
@@ -56,11 +112,21 @@ export class PageDeleter {
   }
 
   async deletePage(bucket: string, objects: ListedObject[]): Promise<PageResult> {
+    const tally = new Tally();
+    const alone = objects.filter((object) => !fitsXml(object.key));
+    const rest = await this.#inBatch(
+      bucket,
+      objects.filter((object) => fitsXml(object.key)),
+      tally,
+    );
+    for (const object of [...alone, ...rest]) await this.#alone(bucket, object, tally);
+    return tally.result(objects);
+  }
+
+  /** One DeleteObjects per attempt; answers what S3 refused to take as XML (MalformedXML). */
+  async #inBatch(bucket: string, objects: ListedObject[], tally: Tally): Promise<ListedObject[]> {
     const byId = new Map(objects.map((object) => [idOf(object.key, object.versionId), object]));
-    const failed: ListedObject[] = [];
-    const failures: KeyFailure[] = [];
     let pending = objects;
-    let retriedKeys = 0;
     for (let attempt = 0; pending.length > 0; attempt++) {
       if (attempt >= this.#maxAttempts) {
         throw new TransientPageError(
@@ -68,60 +134,69 @@ export class PageDeleter {
         );
       }
       if (attempt > 0) {
-        retriedKeys += pending.length;
+        tally.retriedKeys += pending.length;
         await this.#sleep(backoff(attempt, this.#backoffMs, RETRY.throttling.capMs));
       }
-      const { Errors = [] } = await this.#client.send(
-        new DeleteObjectsCommand({
-          Bucket: bucket,
-          Delete: {
-            Objects: pending.map(({ key, versionId }) => ({
-              Key: key,
-              ...(versionId ? { VersionId: versionId } : {}),
-            })),
-            Quiet: true,
-          },
-        }),
-      );
+      let answer: DeleteObjectsCommandOutput;
+      try {
+        answer = await this.#client.send(
+          new DeleteObjectsCommand({
+            Bucket: bucket,
+            Delete: {
+              Objects: pending.map(({ key, versionId }) => ({
+                Key: key,
+                ...(versionId ? { VersionId: versionId } : {}),
+              })),
+              // Not quiet: a key that only got a delete marker says so in Deleted.
+              Quiet: false,
+            },
+          }),
+        );
+      } catch (error) {
+        // A key this code took for XML-safe was not: the page goes one key at a time.
+        if (error instanceof S3ServiceException && error.name === 'MalformedXML') return pending;
+        throw error;
+      }
+      for (const deleted of answer.Deleted ?? []) {
+        const object = byId.get(idOf(deleted.Key ?? '', deleted.VersionId));
+        if (deleted.DeleteMarker && object && !object.versionId) tally.markers.push(object);
+      }
       const retry: ListedObject[] = [];
-      for (const error of Errors) {
+      for (const error of answer.Errors ?? []) {
         // S3 names the version of an error when the request named one; an error that does not
         // counts for every version of that key in the request. Never a success.
         const exact = byId.get(idOf(error.Key ?? '', error.VersionId));
-        const objects = exact ? [exact] : pending.filter((object) => object.key === error.Key);
-        if (objects.length === 0) {
+        const failing = exact ? [exact] : pending.filter((object) => object.key === error.Key);
+        if (failing.length === 0) {
           throw new Error(
             `DeleteObjects reported an error for a key it was not given: ${error.Key}`,
           );
         }
-        for (const object of objects) {
-          if (isTransientCode(error.Code)) {
-            retry.push(object);
-          } else {
-            failed.push(object);
-            failures.push({
-              key: object.key,
-              code: error.Code ?? 'Unknown',
-              message: error.Message ?? '',
-              ...(object.versionId ? { versionId: object.versionId } : {}),
-            });
-          }
+        for (const object of failing) {
+          if (isTransientCode(error.Code)) retry.push(object);
+          else tally.fail(object, error.Code ?? 'Unknown', error.Message ?? '');
         }
       }
       pending = retry;
     }
-    // Delete markers are removed like versions but are not objects of the stream.
-    const counted = (list: ListedObject[]) => list.filter((object) => !object.marker);
-    const failedBytes = counted(failed).reduce((sum, object) => sum + object.size, 0);
-    const totalBytes = counted(objects).reduce((sum, object) => sum + object.size, 0);
-    return {
-      objects: counted(objects).length - counted(failed).length,
-      bytes: totalBytes - failedBytes,
-      failures,
-      failedObjects: counted(failed).length,
-      failedBytes,
-      retriedKeys,
-    };
+    return [];
+  }
+
+  /** DeleteObject of one key (the SDK retries throttling and 5xx itself). */
+  async #alone(bucket: string, object: ListedObject, tally: Tally): Promise<void> {
+    try {
+      const answer = await this.#client.send(
+        new DeleteObjectCommand({
+          Bucket: bucket,
+          Key: object.key,
+          ...(object.versionId ? { VersionId: object.versionId } : {}),
+        }),
+      );
+      if (answer.DeleteMarker && !object.versionId) tally.markers.push(object);
+    } catch (error) {
+      if (!(error instanceof S3ServiceException) || isTransientCode(error.name)) throw error;
+      tally.fail(object, error.name, error.message);
+    }
   }
 }
 

@@ -47,7 +47,8 @@ function ending(deletion: DeletionRecord, now: Date, retentionDays: number) {
   return {
     update: [
       'SET #state = :to, updatedAt = :now, expiresAt = :expires,',
-      'objectsDeleted = :objects, bytesDeleted = :bytes, failedObjects = :failed',
+      'objectsDeleted = :objects, bytesDeleted = :bytes, failedObjects = :failed,',
+      'multipartUploadsAborted = :uploads',
     ].join(' '),
     values: {
       ':now': now.toISOString(),
@@ -55,6 +56,7 @@ function ending(deletion: DeletionRecord, now: Date, retentionDays: number) {
       ':objects': deletion.objectsDeleted,
       ':bytes': deletion.bytesDeleted,
       ':failed': deletion.failedObjects,
+      ':uploads': deletion.multipartUploadsAborted ?? 0,
     },
   };
 }
@@ -116,8 +118,8 @@ export const deletionChanges = {
     return transition(
       deletion,
       'complete',
-      `${end.update}, completedAt = :now REMOVE sweepPk, sweepSk`,
-      end.values,
+      `${end.update}, completedAt = :now, verifiedAt = :verifiedAt REMOVE sweepPk, sweepSk`,
+      { ...end.values, ':verifiedAt': deletion.verifiedAt ?? now.toISOString() },
     );
   },
 

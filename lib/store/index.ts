@@ -15,3 +15,4 @@ export {
 } from './layout.ts';
 export { type CreateResult, type StreamPage, StreamStore } from './stream-store.ts';
 export { documentClient, Table } from './table.ts';
+export { UploadStore } from './upload-store.ts';

@@ -49,6 +49,11 @@ export const keys = {
     listPk: `TENANT#${deletion.tenant}`,
     listSk: `${deletion.requestedAt}#${deletion.deletionId}`,
   }),
+  upload: (deletionId: string, key: string, uploadId: string): ItemKey => ({
+    pk: `DELETION#${deletionId}`,
+    sk: `UPLOAD#${uploadId}#${key}`,
+  }),
+  uploadsOf: (deletionId: string) => ({ pk: `DELETION#${deletionId}`, skPrefix: 'UPLOAD#' }),
   failuresOf: (deletionId: string, round: number) => ({
     pk: `DELETION#${deletionId}`,
     skPrefix: `FAILURE#${round}#`,

@@ -204,6 +204,25 @@ export class Table {
     return { items: Items.map((item) => recordOf<T>(item) as T), lastKey: LastEvaluatedKey };
   }
 
+  /** How many items a query finds (DynamoDB counts them; no item is returned). */
+  async count(input: Omit<QueryCommandInput, 'TableName' | 'Select'>): Promise<number> {
+    let total = 0;
+    let start: Record<string, unknown> | undefined;
+    do {
+      const { Count = 0, LastEvaluatedKey } = await this.#client.send(
+        new QueryCommand({
+          TableName: this.name,
+          ...input,
+          Select: 'COUNT',
+          ...(start ? { ExclusiveStartKey: start } : {}),
+        }),
+      );
+      total += Count;
+      start = LastEvaluatedKey;
+    } while (start);
+    return total;
+  }
+
   /** Puts items unconditionally, 25 a request, until DynamoDB has processed every one. */
   async putAll(items: Array<Record<string, unknown>>): Promise<void> {
     for (let start = 0; start < items.length; start += 25) {

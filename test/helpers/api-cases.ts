@@ -67,6 +67,7 @@ function handlerWith(fault: Fault = {}) {
       totals: async () => ({ objectsDeleted: 5, bytesDeleted: 50, failedObjects: 0 }),
     },
     failures: { list: async () => answer(fault.failures, []) },
+    uploads: { count: async () => 0 },
   });
   return createHttpApi({
     streams: {

@@ -25,6 +25,11 @@ const SETUP: Partial<Record<FailpointName, string>> = {
   'sweeper.after-claim': 'dispatcher.before-enqueue=error*6',
 };
 
+/** Failpoints on the path of a deletion with a grace window: the sweeper starts it when due. */
+const QUERY: Partial<Record<FailpointName, string>> = {
+  'sweeper.after-begin': '?graceSeconds=1',
+};
+
 const FAST = {
   LETHE_PAGE_SIZE: '20',
   LETHE_STALE_AFTER_SECONDS: '3',
@@ -52,7 +57,7 @@ describe('failpoint x redelivery (in-process)', () => {
       if (setup) armFailpoint('dispatcher.before-enqueue', 'error', 6);
       armFailpoint(name, 'error');
 
-      const deletionId = await requestDeletion(api, cell.tenant);
+      const deletionId = await requestDeletion(api, cell.tenant, QUERY[name]);
       const receipt = await waitForEnd(api, cell.tenant, deletionId);
 
       expect(firedCount(name)).toBe(1);
@@ -86,7 +91,7 @@ describe('failpoint x kill -9 and restart (child processes)', () => {
 
       // The DELETE itself may die with the runtime (api.after-tombstone): then it is repeated.
       const accepted = apiClient(first.url)
-        .delete(cell.tenant, 'logs')
+        .delete(cell.tenant, 'logs', QUERY[name])
         .then((reply) => (reply.status === 202 ? String(reply.body.deletionId) : undefined))
         .catch(() => undefined);
       const exit = await new Promise<NodeJS.Signals | null>((resolve) =>
@@ -95,7 +100,7 @@ describe('failpoint x kill -9 and restart (child processes)', () => {
       const second = await startRuntimeProcess(env);
       running.push(second);
       const api = apiClient(second.url);
-      const deletionId = (await accepted) ?? (await requestDeletion(api, cell.tenant));
+      const deletionId = (await accepted) ?? (await requestDeletion(api, cell.tenant, QUERY[name]));
       const receipt = await waitForEnd(api, cell.tenant, deletionId);
 
       expect(exit).toBe('SIGKILL');

@@ -77,4 +77,56 @@ describe('restarting the local runtime mid-deletion', () => {
     expect((await listAll(s3, where.bucket, where.prefix)).size).toBe(0);
     expect(await listAll(s3, siblingWhere.bucket, siblingWhere.prefix)).toEqual(siblingBefore);
   });
+
+  it('starts a SCHEDULED deletion on time after kill -9 during its window, and completes it exactly', async () => {
+    // Prepare
+    const endpoint = inject('awsEndpoint');
+    const env = {
+      AWS_ENDPOINT_URL: endpoint,
+      LETHE_LOCAL_PREFIX: `s${randomUUID().slice(0, 8)}`,
+      LETHE_SWEEP_INTERVAL_SECONDS: '1',
+      LETHE_STALE_AFTER_SECONDS: '3',
+    };
+    const first = await startRuntimeProcess(env);
+    running.push(first);
+    const api = apiClient(first.url);
+    const s3 = new S3Client({ endpoint, forcePathStyle: true });
+    const where = parseLocation(String((await api.create('acme', 'logs')).body.location));
+    await seedObjects(s3, where.bucket, partitionedObjects(where.prefix, 60, 3));
+    const before = await listAll(s3, where.bucket, where.prefix);
+
+    // Act: a window of 6 s; the runtime dies within it and a new one starts after it.
+    const accepted = await api.delete('acme', 'logs', '?graceSeconds=6');
+    const deletionId = String(accepted.body.deletionId);
+    const executeAfter = Date.parse(String(accepted.body.executeAfter));
+    await killProcess(first, 'SIGKILL');
+    const untouched = await listAll(s3, where.bucket, where.prefix);
+    const second = await startRuntimeProcess(env);
+    running.push(second);
+    const started = await waitFor(
+      'the deletion to start',
+      async () => {
+        const { body } = await apiClient(second.url).deletion('acme', deletionId);
+        return body.state === 'SCHEDULED' ? undefined : { body, at: Date.now() };
+      },
+      120_000,
+      200,
+    );
+    const receipt = await waitFor(
+      'the deletion to complete',
+      async () => {
+        const { body } = await apiClient(second.url).deletion('acme', deletionId);
+        return body.state === 'COMPLETED' || body.state === 'FAILED' ? body : undefined;
+      },
+      120_000,
+      500,
+    );
+
+    // Assess: nothing deleted in the window, started after it, finished exactly.
+    expect(untouched).toEqual(before);
+    expect(accepted.body.state).toBe('SCHEDULED');
+    expect(started.at).toBeGreaterThanOrEqual(executeAfter);
+    expect(receipt).toMatchObject({ state: 'COMPLETED', objectsDeleted: before.size });
+    expect((await listAll(s3, where.bucket, where.prefix)).size).toBe(0);
+  });
 });

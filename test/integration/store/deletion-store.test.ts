@@ -42,7 +42,7 @@ const CONTRACT: Record<string, Record<DeletionState, Result>> = {
 };
 
 /** An API-facing write's refusal, as the outcome the pipeline-facing ones answer. */
-const refusedAs = async (write: Promise<unknown>): Promise<Result> =>
+const _refusedAs = async (write: Promise<unknown>): Promise<Result> =>
   write.then(
     () => 'ok',
     (error: { code?: string }) => {

@@ -256,6 +256,8 @@ describe('workerHandler, log lines', () => {
           failedObjects: 0,
           failedBytes: 0,
           retriedKeys: 0,
+          markersLaid: 0,
+          markersLaidBytes: 0,
         }),
       },
       queue: { send: async () => {} },

@@ -1,5 +1,10 @@
 import { Readable } from 'node:stream';
-import { HeadBucketCommand, ListObjectVersionsCommand, S3Client } from '@aws-sdk/client-s3';
+import {
+  HeadBucketCommand,
+  ListMultipartUploadsCommand,
+  ListObjectVersionsCommand,
+  S3Client,
+} from '@aws-sdk/client-s3';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
@@ -391,7 +396,9 @@ describe('deletion outcomes, counted once in the invocation that made them', () 
   /** An S3 client whose bucket holds nothing under the location any more. */
   const emptyLocation = () => {
     const client = new S3Client({ region: 'us-east-1' });
-    mockClient(client).on(ListObjectVersionsCommand).resolves({ IsTruncated: false });
+    const mock = mockClient(client);
+    mock.on(ListObjectVersionsCommand).resolves({ IsTruncated: false });
+    mock.on(ListMultipartUploadsCommand).resolves({ IsTruncated: false });
     return client;
   };
 
@@ -405,6 +412,7 @@ describe('deletion outcomes, counted once in the invocation that made them', () 
         fail: async () => done,
         nextRound: async () => done,
       },
+      uploads: { record: async () => {}, count: async () => 0 },
       chains: {
         settle: async () => done,
         totals: async () => ({ objectsDeleted: 10, bytesDeleted: 100, failedObjects: 0 }),

@@ -1,4 +1,9 @@
-import { ListObjectVersionsCommand, S3Client } from '@aws-sdk/client-s3';
+import {
+  AbortMultipartUploadCommand,
+  ListMultipartUploadsCommand,
+  ListObjectVersionsCommand,
+  S3Client,
+} from '@aws-sdk/client-s3';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import {
@@ -14,7 +19,12 @@ import {
 } from '../../../lib/core/index.ts';
 import type { FinalizerOptions } from '../../../lib/pipeline/finalizer.ts';
 import { type DeletionEvents, Finalizer, isReadyToVerify } from '../../../lib/pipeline/index.ts';
-import type { ChainStore, DeletionStore, StreamStore } from '../../../lib/store/index.ts';
+import type {
+  ChainStore,
+  DeletionStore,
+  StreamStore,
+  UploadStore,
+} from '../../../lib/store/index.ts';
 import { aChain, aDeletion, aPage, aStream, DELETION_ID, NOW } from '../../helpers/records.ts';
 
 const s3 = mockClient(S3Client);
@@ -51,10 +61,15 @@ function finalizer(
     ended: vi.fn<DeletionEvents['ended']>(),
     resumed: vi.fn<DeletionEvents['resumed']>(),
   } satisfies DeletionEvents;
+  const uploads = {
+    record: vi.fn<UploadStore['record']>(async () => {}),
+    count: vi.fn<UploadStore['count']>(async () => 0),
+  } satisfies FinalizerOptions['uploads'];
   const subject = new Finalizer({
     deletions,
     chains,
     streams,
+    uploads,
     s3: new S3Client({ region: 'us-east-1' }),
     queue,
     events,
@@ -62,7 +77,7 @@ function finalizer(
     maxRounds: 3,
     clock: clockOf(() => NOW),
   });
-  return { subject, deletions, chains, streams, queue, events };
+  return { subject, deletions, chains, streams, uploads, queue, events };
 }
 
 /** What verification sees: current objects of an unversioned bucket (version id `null`). */
@@ -83,6 +98,7 @@ const ingesting = (secondsAgo: number) =>
 
 beforeEach(() => {
   s3.reset();
+  s3.on(ListMultipartUploadsCommand).resolves({ IsTruncated: false });
 });
 
 describe('Finalizer.finalize', () => {
@@ -127,7 +143,48 @@ describe('Finalizer.finalize', () => {
 
     // Assess
     expect(outcome).toBe('completed');
-    expect(deletions.complete).toHaveBeenCalledExactlyOnceWith({ ...ready(), ...totals });
+    expect(deletions.complete).toHaveBeenCalledExactlyOnceWith({
+      ...ready(),
+      ...totals,
+      multipartUploadsAborted: 0,
+      verifiedAt: NOW.toISOString(),
+    });
+  });
+
+  it('aborts every upload in progress inside the location, recording each before its abort', async () => {
+    // Prepare: two uploads in progress, one deep in a partition, one directly under the location.
+    leftover([]);
+    s3.on(ListMultipartUploadsCommand).resolves({
+      IsTruncated: false,
+      Uploads: [
+        { Key: `${location}dt=2026-11-01/a.json`, UploadId: 'u1' },
+        { Key: `${location}b.json`, UploadId: 'u2' },
+      ],
+    });
+    const steps: string[] = [];
+    s3.on(AbortMultipartUploadCommand).callsFake(async (input) => {
+      steps.push(`abort ${input.UploadId}`);
+      return {};
+    });
+    const { subject, uploads, deletions } = finalizer();
+    uploads.record.mockImplementation(async () => {
+      steps.push('record');
+    });
+    uploads.count.mockResolvedValue(2);
+
+    // Act
+    const outcome = await subject.finalize(ready());
+
+    // Assess
+    expect(outcome).toBe('completed');
+    expect(uploads.record).toHaveBeenCalledExactlyOnceWith(ready(), [
+      { key: `${location}dt=2026-11-01/a.json`, uploadId: 'u1' },
+      { key: `${location}b.json`, uploadId: 'u2' },
+    ]);
+    expect(steps).toEqual(['record', 'abort u1', 'abort u2']);
+    expect(deletions.complete).toHaveBeenCalledWith(
+      expect.objectContaining({ multipartUploadsAborted: 2 }),
+    );
   });
 
   it('waits, with a delayed finalize message, for an ingest still in flight', async () => {
@@ -190,7 +247,10 @@ describe('Finalizer.finalize', () => {
 
     // Assess
     expect(outcome).toBe('failed');
-    expect(deletions.fail).toHaveBeenCalledExactlyOnceWith({ ...ready(), ...totals }, undefined);
+    expect(deletions.fail).toHaveBeenCalledExactlyOnceWith(
+      { ...ready(), ...totals, multipartUploadsAborted: 0 },
+      undefined,
+    );
     expect(deletions.complete).not.toHaveBeenCalled();
   });
 
@@ -234,7 +294,7 @@ describe('Finalizer.finalize', () => {
     // Assess
     expect(outcome).toBe('failed');
     expect(deletions.fail).toHaveBeenCalledExactlyOnceWith(
-      ready({ round: 3 }),
+      { ...ready({ round: 3 }), multipartUploadsAborted: 0 },
       expect.objectContaining({ code: 'LocationNotEmpty' }),
     );
   });
@@ -425,7 +485,10 @@ describe('Finalizer.fail (a deletion the sweeper gives up on)', () => {
 
     // Assess
     expect(outcome).toBe('failed');
-    expect(deletions.fail).toHaveBeenCalledExactlyOnceWith({ ...claimed, ...totals }, stalled);
+    expect(deletions.fail).toHaveBeenCalledExactlyOnceWith(
+      { ...claimed, ...totals, multipartUploadsAborted: 0 },
+      stalled,
+    );
   });
 
   it('is fenced when the deletion moved meanwhile', async () => {
@@ -453,7 +516,7 @@ describe('Finalizer and the DeletionEvents port', () => {
 
     // Assess
     expect(events.ended).toHaveBeenCalledExactlyOnceWith(
-      { ...ready(), ...totals, state: 'COMPLETED' },
+      { ...ready(), ...totals, multipartUploadsAborted: 0, state: 'COMPLETED' },
       SECONDS_SINCE_REQUEST,
       undefined,
     );
@@ -470,7 +533,7 @@ describe('Finalizer and the DeletionEvents port', () => {
 
     // Assess
     expect(events.ended).toHaveBeenCalledExactlyOnceWith(
-      { ...ready(), ...totals, state: 'FAILED' },
+      { ...ready(), ...totals, multipartUploadsAborted: 0, state: 'FAILED' },
       SECONDS_SINCE_REQUEST,
       undefined,
     );

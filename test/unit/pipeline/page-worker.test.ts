@@ -107,6 +107,8 @@ function worker(chain: ChainRecord = aChain()) {
       failedObjects: 0,
       failedBytes: 0,
       retriedKeys: 0,
+      markersLaid: 0,
+      markersLaidBytes: 0,
     })),
   } satisfies PageWorkerOptions['deleter'];
   const queue = {
@@ -254,7 +256,7 @@ describe('PageWorker.handle, a page', () => {
 
     // Assess
     expect(s3.commandCalls(ListObjectsV2Command).map((call) => call.args[0].input)).toEqual([
-      { Bucket: BUCKET, Prefix: chainPrefix, MaxKeys: 3, StartAfter: a.key },
+      { Bucket: BUCKET, Prefix: chainPrefix, MaxKeys: 3, EncodingType: 'url', StartAfter: a.key },
     ]);
   });
 
@@ -380,6 +382,8 @@ describe('PageWorker.handle, a page', () => {
       failedObjects: 1,
       failedBytes: 20,
       retriedKeys: 0,
+      markersLaid: 0,
+      markersLaidBytes: 0,
     });
 
     // Act
@@ -400,6 +404,33 @@ describe('PageWorker.handle, a page', () => {
     });
   });
 
+  it('counts no key that only got a delete marker (the bucket turned versioned under it)', async () => {
+    // Prepare: S3 answered DeleteMarker for two of the three keys; their versions remain.
+    const { pageWorker, chains, deleter } = worker();
+    listing([a, b, c], false);
+    deleter.deletePage.mockResolvedValue({
+      objects: 1,
+      bytes: 20,
+      failures: [],
+      failedObjects: 0,
+      failedBytes: 0,
+      retriedKeys: 0,
+      markersLaid: 2,
+      markersLaidBytes: 40,
+    });
+
+    // Act
+    const outcome = await pageWorker.handle(page(0));
+
+    // Assess
+    expect(chains.completePage).toHaveBeenCalledExactlyOnceWith(
+      expect.objectContaining({ chainId: CHAIN_ID }),
+      expect.objectContaining({ page: 0, count: 3, bytes: 60 }),
+      { objects: 1, bytes: 20, failed: 0 },
+    );
+    expect(outcome).toMatchObject({ outcome: 'deleted', objects: 1, bytes: 20 });
+  });
+
   it("records the keys that could not be deleted, under the chain's deletion and round", async () => {
     // Prepare
     const chain = aChain({ round: 2 });
@@ -413,6 +444,8 @@ describe('PageWorker.handle, a page', () => {
       failedObjects: 1,
       failedBytes: 20,
       retriedKeys: 0,
+      markersLaid: 0,
+      markersLaidBytes: 0,
     });
 
     // Act
@@ -436,6 +469,8 @@ describe('PageWorker.handle, a page', () => {
       failedObjects: 1,
       failedBytes: 20,
       retriedKeys: 0,
+      markersLaid: 0,
+      markersLaidBytes: 0,
     });
 
     // Act
@@ -470,6 +505,8 @@ describe('PageWorker.handle, a page', () => {
       failedObjects: 0,
       failedBytes: 0,
       retriedKeys: 4,
+      markersLaid: 0,
+      markersLaidBytes: 0,
     });
 
     // Act
@@ -523,7 +560,14 @@ describe('PageWorker.handle, a page of a versioned chain', () => {
 
     // Assess
     expect(s3.commandCalls(ListObjectVersionsCommand).map((call) => call.args[0].input)).toEqual([
-      { Bucket: BUCKET, Prefix: chainPrefix, MaxKeys: 3, KeyMarker: b.key, VersionIdMarker: 'v2' },
+      {
+        Bucket: BUCKET,
+        Prefix: chainPrefix,
+        MaxKeys: 3,
+        EncodingType: 'url',
+        KeyMarker: b.key,
+        VersionIdMarker: 'v2',
+      },
     ]);
     expect(s3.commandCalls(ListObjectsV2Command)).toHaveLength(0);
   });

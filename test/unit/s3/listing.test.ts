@@ -38,14 +38,38 @@ describe('paginatePages without a delimiter', () => {
       .resolves({ Contents: [{ Key: `${prefix}c`, Size: 30 }], IsTruncated: false });
   });
 
-  it('starts each page after the last key of the page before', async () => {
+  it('goes on with the continuation token within one run, keys URL-encoded', async () => {
     await allPages(paginatePages({ client, pageSize: 2 }, { Bucket: BUCKET, Prefix: prefix }));
 
     const inputs = s3.commandCalls(ListObjectsV2Command).map((call) => call.args[0].input);
     expect(inputs).toEqual([
-      { Bucket: BUCKET, Prefix: prefix, MaxKeys: 2 },
-      { Bucket: BUCKET, Prefix: prefix, MaxKeys: 2, StartAfter: `${prefix}b` },
+      { Bucket: BUCKET, Prefix: prefix, MaxKeys: 2, EncodingType: 'url' },
+      {
+        Bucket: BUCKET,
+        Prefix: prefix,
+        MaxKeys: 2,
+        EncodingType: 'url',
+        ContinuationToken: 'token-1',
+      },
     ]);
+  });
+
+  it('resumes a recorded page after its last key, with StartAfter', async () => {
+    await allPages(
+      paginatePages(
+        { client, pageSize: 2 },
+        { Bucket: BUCKET, Prefix: prefix, After: { key: `${prefix}b` } },
+      ),
+    );
+
+    const [resumed] = s3.commandCalls(ListObjectsV2Command).map((call) => call.args[0].input);
+    expect(resumed).toEqual({
+      Bucket: BUCKET,
+      Prefix: prefix,
+      MaxKeys: 2,
+      EncodingType: 'url',
+      StartAfter: `${prefix}b`,
+    });
   });
 
   it('yields each page with its objects, sizes and where the next one starts', async () => {
@@ -109,11 +133,12 @@ describe('paginatePages with a delimiter', () => {
 
     const inputs = s3.commandCalls(ListObjectsV2Command).map((call) => call.args[0].input);
     expect(inputs).toEqual([
-      { Bucket: BUCKET, Prefix: prefix, MaxKeys: 1000, Delimiter: '/' },
+      { Bucket: BUCKET, Prefix: prefix, MaxKeys: 1000, EncodingType: 'url', Delimiter: '/' },
       {
         Bucket: BUCKET,
         Prefix: prefix,
         MaxKeys: 1000,
+        EncodingType: 'url',
         Delimiter: '/',
         ContinuationToken: 'token-1',
       },
@@ -159,8 +184,15 @@ describe('paginateVersionPages', () => {
 
     const inputs = s3.commandCalls(ListObjectVersionsCommand).map((call) => call.args[0].input);
     expect(inputs).toEqual([
-      { Bucket: BUCKET, Prefix: prefix, MaxKeys: 3 },
-      { Bucket: BUCKET, Prefix: prefix, MaxKeys: 3, KeyMarker: key('b'), VersionIdMarker: 'b3' },
+      { Bucket: BUCKET, Prefix: prefix, MaxKeys: 3, EncodingType: 'url' },
+      {
+        Bucket: BUCKET,
+        Prefix: prefix,
+        MaxKeys: 3,
+        EncodingType: 'url',
+        KeyMarker: key('b'),
+        VersionIdMarker: 'b3',
+      },
     ]);
   });
 
@@ -225,5 +257,60 @@ describe('childrenOf', () => {
 
     expect(children).toEqual({ prefixes: [`${prefix}dt=2026-01-01/`], direct: false });
     expect(s3.commandCalls(ListObjectVersionsCommand)[0]?.args[0].input.Delimiter).toBe('/');
+  });
+});
+
+describe('keys S3 answers URL-encoded', () => {
+  it('decodes keys, prefixes and markers when the answer says EncodingType url', async () => {
+    s3.on(ListObjectVersionsCommand).resolves({
+      EncodingType: 'url',
+      Versions: [{ Key: `${prefix}a+b%0D%0A%26%2B%25.json`, VersionId: 'v1', Size: 1 }],
+      IsTruncated: true,
+      NextKeyMarker: `${prefix}a+b%0D%0A%26%2B%25.json`,
+      NextVersionIdMarker: 'v1',
+    });
+
+    const page = await firstPage({ client }, { Bucket: BUCKET, Prefix: prefix }, true);
+
+    expect(page.objects).toEqual([{ key: `${prefix}a b\r\n&+%.json`, size: 1, versionId: 'v1' }]);
+    expect(page.next).toEqual({ key: `${prefix}a b\r\n&+%.json`, versionId: 'v1' });
+  });
+
+  it('takes keys as they are when the answer is not encoded (an older S3 clone)', async () => {
+    s3.on(ListObjectsV2Command).resolves({
+      Contents: [{ Key: `${prefix}a+b%20.json`, Size: 1 }],
+      IsTruncated: false,
+    });
+
+    const page = await firstPage({ client }, { Bucket: BUCKET, Prefix: prefix }, false);
+
+    expect(page.objects).toEqual([{ key: `${prefix}a+b%20.json`, size: 1 }]);
+  });
+});
+
+describe('firstPage over empty truncated pages', () => {
+  it('goes past an empty truncated page to the first page with keys', async () => {
+    s3.on(ListObjectsV2Command)
+      .resolvesOnce({ IsTruncated: true, NextContinuationToken: 't1' })
+      .resolves({ Contents: [{ Key: `${prefix}z`, Size: 5 }], IsTruncated: false });
+
+    const page = await firstPage({ client }, { Bucket: BUCKET, Prefix: prefix }, false);
+
+    expect(page.objects).toEqual([{ key: `${prefix}z`, size: 5 }]);
+    expect(s3.commandCalls(ListObjectsV2Command)[1]?.args[0].input.ContinuationToken).toBe('t1');
+  });
+
+  it('gives up skipping after a bounded run of empty pages, never looping for ever', async () => {
+    s3.on(ListObjectVersionsCommand).resolves({
+      IsTruncated: true,
+      NextKeyMarker: `${prefix}m`,
+      NextVersionIdMarker: 'v',
+    });
+
+    const page = await firstPage({ client }, { Bucket: BUCKET, Prefix: prefix }, true);
+
+    expect(page.objects).toEqual([]);
+    expect(page.next).toEqual({ key: `${prefix}m`, versionId: 'v' });
+    expect(s3.commandCalls(ListObjectVersionsCommand).length).toBeLessThanOrEqual(11);
   });
 });

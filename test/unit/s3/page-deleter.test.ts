@@ -1,4 +1,9 @@
-import { DeleteObjectsCommand, S3Client } from '@aws-sdk/client-s3';
+import {
+  DeleteObjectCommand,
+  DeleteObjectsCommand,
+  S3Client,
+  S3ServiceException,
+} from '@aws-sdk/client-s3';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { TransientPageError } from '../../../lib/core/index.ts';
@@ -27,7 +32,7 @@ beforeEach(() => {
 });
 
 describe('PageDeleter.deletePage', () => {
-  it('deletes the whole page with one quiet DeleteObjects', async () => {
+  it('deletes the whole page with one DeleteObjects that answers each key', async () => {
     s3.on(DeleteObjectsCommand).resolves({});
 
     const result = await deleter().deletePage(BUCKET, page);
@@ -35,7 +40,7 @@ describe('PageDeleter.deletePage', () => {
     expect(s3.commandCalls(DeleteObjectsCommand)).toHaveLength(1);
     expect(s3.commandCalls(DeleteObjectsCommand)[0]?.args[0].input).toEqual({
       Bucket: BUCKET,
-      Delete: { Objects: page.map((object) => ({ Key: object.key })), Quiet: true },
+      Delete: { Objects: page.map((object) => ({ Key: object.key })), Quiet: false },
     });
     expect(result).toEqual({
       objects: 3,
@@ -44,6 +49,8 @@ describe('PageDeleter.deletePage', () => {
       failedObjects: 0,
       failedBytes: 0,
       retriedKeys: 0,
+      markersLaid: 0,
+      markersLaidBytes: 0,
     });
   });
 
@@ -61,6 +68,8 @@ describe('PageDeleter.deletePage', () => {
       failedObjects: 1,
       failedBytes: 20,
       retriedKeys: 0,
+      markersLaid: 0,
+      markersLaidBytes: 0,
     });
   });
 
@@ -99,6 +108,8 @@ describe('PageDeleter.deletePage', () => {
         failedObjects: 0,
         failedBytes: 0,
         retriedKeys: 1,
+        markersLaid: 0,
+        markersLaidBytes: 0,
       });
     });
   });
@@ -127,6 +138,8 @@ describe('PageDeleter.deletePage', () => {
       failedObjects: 0,
       failedBytes: 0,
       retriedKeys: 0,
+      markersLaid: 0,
+      markersLaidBytes: 0,
     });
   });
 });
@@ -183,5 +196,85 @@ describe('PageDeleter.deletePage in a versioned bucket', () => {
     });
 
     await expect(deleter().deletePage(BUCKET, versions)).rejects.toThrow(/not given/);
+  });
+});
+
+describe('PageDeleter.deletePage when S3 only lays a delete marker', () => {
+  it('counts no key that S3 answered with DeleteMarker (its data is still there)', async () => {
+    s3.on(DeleteObjectsCommand).resolves({
+      Deleted: [
+        { Key: `${prefix}a` },
+        { Key: `${prefix}b`, DeleteMarker: true, DeleteMarkerVersionId: 'm1' },
+        { Key: `${prefix}c`, DeleteMarker: true, DeleteMarkerVersionId: 'm2' },
+      ],
+    });
+
+    const result = await deleter().deletePage(BUCKET, page);
+
+    expect(result).toMatchObject({ objects: 1, bytes: 10, markersLaid: 2, markersLaidBytes: 50 });
+  });
+
+  it('counts a delete marker that was itself deleted by version as no marker laid', async () => {
+    const marker = { key: `${prefix}a`, size: 0, versionId: 'm1', marker: true };
+    s3.on(DeleteObjectsCommand).resolves({
+      Deleted: [{ Key: marker.key, VersionId: 'm1', DeleteMarker: true }],
+    });
+
+    const result = await deleter().deletePage(BUCKET, [marker]);
+
+    expect(result).toMatchObject({ objects: 0, markersLaid: 0 });
+  });
+});
+
+describe('PageDeleter.deletePage with keys an XML body cannot carry', () => {
+  const unsafe = { key: `${prefix}line\r\nbreak\u0001.json`, size: 7 };
+
+  it('deletes such a key alone with DeleteObject, the rest in one DeleteObjects', async () => {
+    s3.on(DeleteObjectsCommand).resolves({});
+    s3.on(DeleteObjectCommand).resolves({});
+
+    const result = await deleter().deletePage(BUCKET, [...page, unsafe]);
+
+    expect(keysSent(0)).toEqual(page.map((object) => object.key));
+    expect(s3.commandCalls(DeleteObjectCommand).map((call) => call.args[0].input.Key)).toEqual([
+      unsafe.key,
+    ]);
+    expect(result).toMatchObject({ objects: 4, bytes: 67, failures: [] });
+  });
+
+  it('goes key by key when S3 refuses the body as MalformedXML', async () => {
+    s3.on(DeleteObjectsCommand).rejects(
+      new S3ServiceException({
+        name: 'MalformedXML',
+        $fault: 'client',
+        $metadata: { httpStatusCode: 400 },
+        message: 'The XML you provided was not well-formed',
+      }),
+    );
+    s3.on(DeleteObjectCommand).resolves({});
+
+    const result = await deleter().deletePage(BUCKET, page);
+
+    expect(s3.commandCalls(DeleteObjectCommand)).toHaveLength(3);
+    expect(result).toMatchObject({ objects: 3, bytes: 60 });
+  });
+
+  it('reports a key refused alone (AccessDenied) as a failure', async () => {
+    s3.on(DeleteObjectCommand).rejects(
+      new S3ServiceException({
+        name: 'AccessDenied',
+        $fault: 'client',
+        $metadata: { httpStatusCode: 403 },
+        message: 'Access Denied',
+      }),
+    );
+
+    const result = await deleter().deletePage(BUCKET, [unsafe]);
+
+    expect(result).toMatchObject({
+      objects: 0,
+      failedObjects: 1,
+      failures: [{ key: unsafe.key, code: 'AccessDenied' }],
+    });
   });
 });

@@ -1,0 +1,279 @@
+"""lethe_moto: moto's server, patched to behave as AWS documents where Lethe depends on it.
+
+Run it as moto_server is run (`python3 lethe_moto.py -H 127.0.0.1 -p PORT`); startMoto() in
+lib/local/emulator.ts does. Lethe's production code follows AWS; where moto differs, we patch
+moto here, not Lethe. Written against moto 5.2.1: each patch wraps or replaces one moto function
+at import time. test/integration/emulator-fixes.test.ts has one `describe` per patch; its tests
+state the AWS behaviour and fail against a bare moto_server.
+
+dynamodb-atomic-writes
+    AWS: a conditional write is atomic per item: of concurrent writes conditioned on the same
+    state, exactly one succeeds.
+    moto 5.2.1: the threaded server runs requests side by side and nothing locks between a
+    condition check and its write (models.DynamoDBBackend.update_item), so two writes can both
+    pass the same condition (a probe: rounds of 5 such writes, 2 or 3 winners in many).
+    Fix: one lock around every DynamoDB and DynamoDB Streams request (their handlers'
+    call_action): requests run one at a time and never see another half applied.
+
+dynamodb-cancelled-transactions
+    AWS: a cancelled TransactWriteItems changes nothing: no item, no stream record, and the
+    table's stream goes on as if it had not been sent.
+    moto 5.2.1: transact_write_items deep-copies each table it names, applies the writes one by
+    one and, when one fails, puts the copies in place of the tables. That undoes the writes other
+    requests made meanwhile, and swaps the table's stream shard: shard iterators taken before
+    keep reading the old one (they show the cancelled write's record and never a later one) and
+    the copy numbers its next record with the cancelled record's sequence number.
+    Fix: under the lock above, after a rollback, move the copy's items back into the original
+    table objects, drop the stream records the transaction appended and put the originals back.
+
+s3-version-markers
+    AWS: ListObjectVersions with key-marker alone lists keys after it (no version of the marker
+    key); with key-marker and version-id-marker, the versions after that one (the rest of that
+    key's versions, newest first, then later keys), whether or not the marker still exists.
+    moto 5.2.1: key-marker alone skips the keys before it and then one more version: the marker
+    key's newest (its older versions are listed) or, if the marker key does not exist, the next
+    key's newest (lost). A version-id-marker naming a deleted version skips everything: an empty
+    page, not truncated.
+    Fix: turn the markers into the (key, version) just before where S3 starts, which moto
+    handles right. Deletions of a version are remembered (with the version of that key just
+    older) so a marker naming a deleted version resumes with that key's older versions.
+
+s3-delete-objects-malformed-xml
+    AWS: DeleteObjects whose body is not well-formed XML (e.g. a key with U+0001, which XML 1.0
+    cannot carry) is answered 400 MalformedXML.
+    moto 5.2.1: the XML parser's ExpatError escapes the handler: 500 with an HTML page.
+    Fix: answer that ExpatError with moto's own MalformedXML error (400, S3's error XML).
+
+sqs-receive-lock
+    AWS: a received message is invisible to other receives for its visibility timeout.
+    moto 5.2.1: receive_message checks a message's visibility and then marks it received, with
+    no lock between, so two concurrent receives can take the same message (a probe: 2 of 200
+    messages with 20 concurrent receivers).
+    Fix: one receive at a time takes messages (a lock around each pass over the queue); long
+    polls wait between passes outside the lock, as moto's own loop does.
+"""
+
+import sys
+import threading
+import time
+import traceback
+from functools import wraps
+from xml.parsers.expat import ExpatError
+
+import moto
+from moto import server
+
+MOTO_SERIES = "5.2."
+_MISSING = object()
+_PATCHES = []
+
+
+def _patch(name):
+    """Registers a patch; main() applies each before the server starts."""
+
+    def register(function):
+        _PATCHES.append((name, function))
+        return function
+
+    return register
+
+
+def _wrap(owner, attribute, make):
+    """Replaces owner.attribute with make(original)."""
+    original = getattr(owner, attribute)
+    setattr(owner, attribute, wraps(original)(make(original)))
+
+
+_dynamodb_lock = threading.RLock()
+
+
+@_patch("dynamodb-atomic-writes")
+def _dynamodb_atomic_writes():
+    from moto.dynamodb.responses import DynamoHandler
+    from moto.dynamodbstreams.responses import DynamoDBStreamsHandler
+
+    def serialized(call_action):
+        def call(self, *args, **kwargs):
+            with _dynamodb_lock:
+                return call_action(self, *args, **kwargs)
+
+        return call
+
+    _wrap(DynamoHandler, "call_action", serialized)
+    _wrap(DynamoDBStreamsHandler, "call_action", serialized)
+
+
+@_patch("dynamodb-cancelled-transactions")
+def _dynamodb_cancelled_transactions():
+    from moto.dynamodb.models import DynamoDBBackend
+
+    def in_place(transact_write_items):
+        def transact(self, transact_items, *args, **kwargs):
+            names = {
+                op.get("TableName")
+                for item in transact_items
+                for op in item.values()
+                if isinstance(op, dict)
+            }
+            before = {}
+            for name in names & set(self.tables):
+                table = self.tables[name]
+                shard = table.stream_shard
+                before[name] = (table, len(shard.items) if shard is not None else 0)
+            try:
+                return transact_write_items(self, transact_items, *args, **kwargs)
+            finally:  # under dynamodb-atomic-writes' lock: nobody wrote since the copy
+                for name, (table, records) in before.items():
+                    copy = self.tables.get(name)
+                    if copy is None or copy is table:
+                        continue  # not rolled back
+                    table.items = copy.items  # the items as they were before the transaction
+                    if table.stream_shard is not None:
+                        del table.stream_shard.items[records:]
+                    self.tables[name] = table
+
+        return transact
+
+    _wrap(DynamoDBBackend, "transact_write_items", in_place)
+
+
+# (bucket, key, deleted version id) -> id of the version of that key just older, None if none.
+_deleted_versions: dict = {}
+
+
+def _listing_order(bucket):
+    """Every version and delete marker in the order moto's list_object_versions walks them."""
+    from moto.core.utils import unix_time_millis
+
+    entries = [version for _, versions in bucket.keys.iterlists() for version in versions]
+    entries.sort(key=lambda entry: (entry.name, -unix_time_millis(entry.last_modified)))
+    return [(entry.name, str(entry.version_id)) for entry in entries]
+
+
+def _start_after(bucket, key_marker, version_id_marker, delimiter):
+    """The (key, version id) S3 starts listing after, as moto needs it; (None, None): the start."""
+    order = _listing_order(bucket)
+    start = None
+    if version_id_marker:
+        version, seen = version_id_marker, set()
+        while version is not None and version is not _MISSING and version not in seen:
+            if (key_marker, version) in order:
+                if version == version_id_marker:
+                    return key_marker, version_id_marker  # moto resumes after it correctly
+                start = order.index((key_marker, version))  # an older version: list from it
+                break
+            seen.add(version)
+            version = _deleted_versions.get((bucket.name, key_marker, version), _MISSING)
+    if start is None:  # after every version of key_marker (and of the prefix it rolls up)
+        rolled_up = bool(delimiter) and key_marker.endswith(delimiter)
+        start = next(
+            (
+                index
+                for index, (name, _) in enumerate(order)
+                if name > key_marker and not (rolled_up and name.startswith(key_marker))
+            ),
+            len(order),
+        )
+    return order[start - 1] if start > 0 else (None, None)
+
+
+@_patch("s3-version-markers")
+def _s3_version_markers():
+    from moto.s3.models import S3Backend
+
+    def markers_as_s3(list_object_versions):
+        def listing(self, bucket_name, delimiter=None, key_marker=None, max_keys=1000,
+                    prefix="", version_id_marker=None):  # fmt: skip
+            if key_marker:
+                bucket = self.get_bucket(bucket_name)
+                key_marker, version_id_marker = _start_after(
+                    bucket, key_marker, version_id_marker, delimiter
+                )
+            return list_object_versions(
+                self,
+                bucket_name,
+                delimiter=delimiter,
+                key_marker=key_marker,
+                max_keys=max_keys,
+                prefix=prefix,
+                version_id_marker=version_id_marker,
+            )
+
+        return listing
+
+    def remembering(delete_object):
+        def delete(self, bucket_name, key_name, version_id=None, *args, **kwargs):
+            older = _MISSING
+            if version_id is not None:
+                versions = self.get_bucket(bucket_name).keys.getlist(key_name, [])
+                ids = [str(version.version_id) for version in versions]  # oldest first
+                if str(version_id) in ids:
+                    index = ids.index(str(version_id))
+                    older = ids[index - 1] if index > 0 else None
+            result = delete_object(self, bucket_name, key_name, version_id, *args, **kwargs)
+            if older is not _MISSING and result[0]:
+                _deleted_versions[(bucket_name, key_name, str(version_id))] = older
+            return result
+
+        return delete
+
+    _wrap(S3Backend, "list_object_versions", markers_as_s3)
+    _wrap(S3Backend, "delete_object", remembering)
+
+
+@_patch("s3-delete-objects-malformed-xml")
+def _s3_delete_objects_malformed_xml():
+    from moto.s3.exceptions import MalformedXML
+    from moto.s3.responses import S3Response
+
+    def malformed_as_400(delete_keys):
+        def delete(self, *args, **kwargs):
+            try:
+                return delete_keys(self, *args, **kwargs)
+            except ExpatError:
+                raise MalformedXML() from None
+
+        return delete
+
+    _wrap(S3Response, "_bucket_response_delete_keys", malformed_as_400)
+
+
+_receive_lock = threading.Lock()
+
+
+@_patch("sqs-receive-lock")
+def _sqs_receive_lock():
+    from moto.sqs.models import SQSBackend
+
+    def one_at_a_time(receive_message):
+        def receive(self, queue_name, count, wait_seconds_timeout, *args, **kwargs):
+            deadline = time.time() + (wait_seconds_timeout or 0)
+            while True:
+                with _receive_lock:  # one pass over the queue, without waiting
+                    messages = receive_message(self, queue_name, count, 0, *args, **kwargs)
+                remaining = deadline - time.time()
+                if messages or remaining <= 0:
+                    return messages
+                self.get_queue(queue_name).wait_for_messages(min(1, remaining))
+
+        return receive
+
+    _wrap(SQSBackend, "receive_message", one_at_a_time)
+
+
+def main(argv):
+    if not moto.__version__.startswith(MOTO_SERIES):
+        sys.stderr.write(
+            f"lethe_moto: written for moto {MOTO_SERIES}x, found moto {moto.__version__}; "
+            "its patches may not apply (test/integration/emulator-fixes.test.ts checks them)\n"
+        )
+    for name, apply in _PATCHES:
+        try:
+            apply()
+        except Exception:  # this moto differs: say so and run without this patch
+            sys.stderr.write(f"lethe_moto: patch {name} not applied:\n{traceback.format_exc()}")
+    server.main(argv)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,559 @@
+import { randomUUID } from 'node:crypto';
+import {
+  type AttributeValue,
+  ConditionalCheckFailedException,
+  CreateTableCommand,
+  DynamoDBClient,
+  GetItemCommand,
+  PutItemCommand,
+  ScanCommand,
+  TransactionCanceledException,
+  TransactWriteItemsCommand,
+  UpdateItemCommand,
+} from '@aws-sdk/client-dynamodb';
+import {
+  DescribeStreamCommand,
+  DynamoDBStreamsClient,
+  GetRecordsCommand,
+  GetShardIteratorCommand,
+  type ShardIteratorType,
+} from '@aws-sdk/client-dynamodb-streams';
+import {
+  CreateBucketCommand,
+  DeleteObjectCommand,
+  DeleteObjectsCommand,
+  ListObjectsV2Command,
+  ListObjectVersionsCommand,
+  type ListObjectVersionsCommandInput,
+  PutBucketVersioningCommand,
+  PutObjectCommand,
+  S3Client,
+  S3ServiceException,
+} from '@aws-sdk/client-s3';
+import {
+  CreateQueueCommand,
+  DeleteMessageBatchCommand,
+  ReceiveMessageCommand,
+  SendMessageBatchCommand,
+  SQSClient,
+} from '@aws-sdk/client-sqs';
+import { beforeAll, describe, expect, it } from 'vitest';
+
+/**
+ * The AWS behaviours Lethe relies on that moto 5.2.1 gets wrong, one `describe` per patch of
+ * lib/local/moto/lethe_moto.py (the launcher `startMoto()` runs). Each test states the AWS
+ * behaviour and fails against a bare `moto_server`
+ * (`LETHE_MOTO_SERVER=moto_server npx vitest run --project integration <this file>`), except
+ * where its comment says it guards the patch instead. Clients do not retry: a retry would hide
+ * what the emulator answered.
+ */
+
+const run = randomUUID().slice(0, 8);
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+const N = (value: number): AttributeValue => ({ N: String(value) });
+const S = (value: string): AttributeValue => ({ S: value });
+
+async function createTable(ddb: DynamoDBClient, name: string, stream = false) {
+  const { TableDescription } = await ddb.send(
+    new CreateTableCommand({
+      TableName: name,
+      KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }],
+      AttributeDefinitions: [{ AttributeName: 'pk', AttributeType: 'S' }],
+      BillingMode: 'PAY_PER_REQUEST',
+      ...(stream
+        ? { StreamSpecification: { StreamEnabled: true, StreamViewType: 'NEW_IMAGE' } }
+        : {}),
+    }),
+  );
+  return TableDescription?.LatestStreamArn ?? '';
+}
+
+const failedCondition = (error: unknown) => {
+  if (error instanceof ConditionalCheckFailedException) return error;
+  throw error;
+};
+
+describe('patch dynamodb-atomic-writes: one DynamoDB request at a time', () => {
+  const ddb = new DynamoDBClient({ maxAttempts: 1 });
+  const table = `fixes-atomic-${run}`;
+  beforeAll(async () => {
+    await createTable(ddb, table);
+  });
+
+  it('DynamoDB: concurrent conditional writes on one item, exactly one wins', async () => {
+    // Rounds of four writes conditioned on v = 0, each setting v = 1. Each write also copies
+    // the item's 300-entry list, plus its name, into ten attributes: DynamoDB makes any
+    // conditional write atomic, and this one keeps moto busy between its condition check and
+    // its write long enough for its race to show within a few rounds.
+    const history = { L: Array.from({ length: 300 }, (_, index) => N(index)) };
+    const copies = Array.from(
+      { length: 10 },
+      (_, index) => `copy${index} = list_append(history, :writer)`,
+    );
+    const rounds: string[][] = [];
+    for (let round = 0; round < 20; round++) {
+      const key = { pk: S(`round-${round}`) };
+      await ddb.send(new PutItemCommand({ TableName: table, Item: { ...key, v: N(0), history } }));
+      const outcomes = await Promise.all(
+        Array.from({ length: 4 }, (_, writer) =>
+          ddb
+            .send(
+              new UpdateItemCommand({
+                TableName: table,
+                Key: key,
+                UpdateExpression: `SET v = :next, ${copies.join(', ')}`,
+                ConditionExpression: 'v = :expected',
+                ExpressionAttributeValues: {
+                  ':expected': N(0),
+                  ':next': N(1),
+                  ':writer': { L: [S(`writer-${writer}`)] },
+                },
+              }),
+            )
+            .then(
+              () => 'won',
+              (error: Error) => error.name,
+            ),
+        ),
+      );
+      rounds.push(outcomes.sort());
+    }
+    const oneWinner = [
+      ...Array.from({ length: 3 }, () => 'ConditionalCheckFailedException'),
+      'won',
+    ];
+    expect(rounds).toEqual(rounds.map(() => oneWinner));
+  });
+
+  it('DynamoDB: 200 read-modify-write increments from concurrent writers, each retried on ConditionalCheckFailed, end at exactly 200', async () => {
+    // Four writers share 200 increments. An increment reads v (or takes it from the failed
+    // write's ALL_OLD item), writes v + 1 on condition v = what it read, and retries on
+    // ConditionalCheckFailed. Each also appends its number to `done` (after 100 entries that
+    // widen moto's race as above): each number exactly once.
+    const key = { pk: S('counter') };
+    const padding = Array.from({ length: 100 }, () => N(-1));
+    await ddb.send(
+      new PutItemCommand({ TableName: table, Item: { ...key, v: N(0), done: { L: padding } } }),
+    );
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: 4 }, async () => {
+        let known: number | undefined;
+        for (let increment = next++; increment < 200; increment = next++) {
+          for (;;) {
+            const seen =
+              known ??
+              Number(
+                (
+                  await ddb.send(
+                    new GetItemCommand({
+                      TableName: table,
+                      Key: key,
+                      ConsistentRead: true,
+                      ProjectionExpression: 'v',
+                    }),
+                  )
+                ).Item?.v?.N,
+              );
+            known = undefined;
+            try {
+              await ddb.send(
+                new UpdateItemCommand({
+                  TableName: table,
+                  Key: key,
+                  UpdateExpression: 'SET v = :next, done = list_append(done, :increment)',
+                  ConditionExpression: 'v = :seen',
+                  ExpressionAttributeValues: {
+                    ':seen': N(seen),
+                    ':next': N(seen + 1),
+                    ':increment': { L: [N(increment)] },
+                  },
+                  ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+                }),
+              );
+              break;
+            } catch (error) {
+              const current = failedCondition(error).Item?.v?.N;
+              known = current === undefined ? undefined : Number(current);
+            }
+          }
+        }
+      }),
+    );
+    const { Item } = await ddb.send(
+      new GetItemCommand({ TableName: table, Key: key, ConsistentRead: true }),
+    );
+    const done = (Item?.done?.L ?? []).slice(padding.length).map((value) => Number(value.N));
+    expect(Item?.v).toEqual(N(200));
+    expect(done.sort((a, b) => a - b)).toEqual(Array.from({ length: 200 }, (_, index) => index));
+  });
+});
+
+describe('patch dynamodb-cancelled-transactions: a cancelled transaction is undone in place', () => {
+  const ddb = new DynamoDBClient({ maxAttempts: 1 });
+  const streams = new DynamoDBStreamsClient({ maxAttempts: 1 });
+
+  it("DynamoDB Streams: a cancelled transaction leaves the table's stream alone; iterators taken before it see later writes", async () => {
+    const table = `fixes-stream-${run}`;
+    const streamArn = await createTable(ddb, table, true);
+    await ddb.send(new PutItemCommand({ TableName: table, Item: { pk: S('before'), v: N(1) } }));
+    const { StreamDescription } = await streams.send(
+      new DescribeStreamCommand({ StreamArn: streamArn }),
+    );
+    const shardId = StreamDescription?.Shards?.[0]?.ShardId ?? '';
+    const iterator = async (type: ShardIteratorType) =>
+      (
+        await streams.send(
+          new GetShardIteratorCommand({
+            StreamArn: streamArn,
+            ShardId: shardId,
+            ShardIteratorType: type,
+          }),
+        )
+      ).ShardIterator;
+    const fromStart = await iterator('TRIM_HORIZON');
+    const fromNow = await iterator('LATEST');
+
+    // A transaction whose first write would apply and whose second fails its condition.
+    const cancelled = await ddb
+      .send(
+        new TransactWriteItemsCommand({
+          TransactItems: [
+            { Put: { TableName: table, Item: { pk: S('cancelled'), v: N(1) } } },
+            {
+              Update: {
+                TableName: table,
+                Key: { pk: S('before') },
+                UpdateExpression: 'SET v = :two',
+                ConditionExpression: 'v = :zero',
+                ExpressionAttributeValues: { ':two': N(2), ':zero': N(0) },
+              },
+            },
+          ],
+        }),
+      )
+      .catch((error: unknown) => error);
+    expect(cancelled).toBeInstanceOf(TransactionCanceledException);
+    await ddb.send(new PutItemCommand({ TableName: table, Item: { pk: S('after'), v: N(1) } }));
+
+    const read = async (start: string | undefined) => {
+      const records: string[] = [];
+      let shardIterator = start;
+      for (let call = 0; call < 4 && shardIterator; call++) {
+        const page = await streams.send(new GetRecordsCommand({ ShardIterator: shardIterator }));
+        for (const record of page.Records ?? []) {
+          records.push(`${record.eventName} ${record.dynamodb?.Keys?.pk?.S}`);
+        }
+        shardIterator = page.NextShardIterator;
+      }
+      return records;
+    };
+    expect(await read(fromStart)).toEqual(['INSERT before', 'INSERT after']);
+    expect(await read(fromNow)).toEqual(['INSERT after']);
+    const sequenceNumbers = async (start: string | undefined) =>
+      (await streams.send(new GetRecordsCommand({ ShardIterator: start }))).Records?.map(
+        (record) => record.dynamodb?.SequenceNumber,
+      );
+    // The stream numbers records once: a new iterator sees the same records, the same numbers.
+    const renumbered = await sequenceNumbers(await iterator('TRIM_HORIZON'));
+    expect(renumbered).toEqual(await sequenceNumbers(fromStart));
+    expect(new Set(renumbered).size).toBe(2);
+    const { Item } = await ddb.send(
+      new GetItemCommand({ TableName: table, Key: { pk: S('cancelled') }, ConsistentRead: true }),
+    );
+    expect(Item).toBeUndefined();
+  });
+
+  it('DynamoDB: a write made while other transactions are cancelled survives', async () => {
+    // Five cancelled transactions (99 puts each, then a failing check), one after another,
+    // while five writers keep incrementing another item of the same table.
+    const table = `fixes-cancel-${run}`;
+    await createTable(ddb, table, true);
+    await ddb.send(new PutItemCommand({ TableName: table, Item: { pk: S('gate'), v: N(1) } }));
+    await ddb.send(new PutItemCommand({ TableName: table, Item: { pk: S('counter'), n: N(0) } }));
+    const attributes = Object.fromEntries(
+      Array.from({ length: 30 }, (_, index) => [`a${index}`, S('x'.repeat(20))]),
+    );
+    let cancelling = true;
+    let increments = 0;
+    const writers = Array.from({ length: 5 }, async () => {
+      while (cancelling) {
+        await ddb.send(
+          new UpdateItemCommand({
+            TableName: table,
+            Key: { pk: S('counter') },
+            UpdateExpression: 'ADD n :one',
+            ExpressionAttributeValues: { ':one': N(1) },
+          }),
+        );
+        increments++;
+      }
+    });
+    const outcomes: unknown[] = [];
+    try {
+      for (let transaction = 0; transaction < 5; transaction++) {
+        const puts = Array.from({ length: 99 }, (_, index) => ({
+          Put: { TableName: table, Item: { pk: S(`t${transaction}-${index}`), ...attributes } },
+        }));
+        const check = {
+          ConditionCheck: {
+            TableName: table,
+            Key: { pk: S('gate') },
+            ConditionExpression: 'v = :zero',
+            ExpressionAttributeValues: { ':zero': N(0) },
+          },
+        };
+        outcomes.push(
+          await ddb
+            .send(new TransactWriteItemsCommand({ TransactItems: [...puts, check] }))
+            .catch((error: unknown) => error),
+        );
+      }
+    } finally {
+      cancelling = false;
+      await Promise.all(writers);
+    }
+    for (const outcome of outcomes) {
+      expect(outcome).toBeInstanceOf(TransactionCanceledException);
+      const reasons = (outcome as TransactionCanceledException).CancellationReasons ?? [];
+      expect(reasons.map((reason) => reason.Code)).toEqual([
+        ...Array.from({ length: 99 }, () => 'None'),
+        'ConditionalCheckFailed',
+      ]);
+    }
+    const { Item } = await ddb.send(
+      new GetItemCommand({ TableName: table, Key: { pk: S('counter') }, ConsistentRead: true }),
+    );
+    expect(increments).toBeGreaterThan(0);
+    expect(Item?.n).toEqual(N(increments));
+    const { Count } = await ddb.send(new ScanCommand({ TableName: table, Select: 'COUNT' }));
+    expect(Count).toBe(2);
+  });
+});
+
+describe('patch s3-version-markers: ListObjectVersions starts where its markers say', () => {
+  const s3 = new S3Client({ maxAttempts: 1, forcePathStyle: true });
+  const bucket = `fixes-versions-${run}`;
+  /** What is written to each key, in order: `delete` is a DeleteObject (a delete marker). */
+  const layout: Array<[string, Array<'put' | 'delete'>]> = [
+    ['a', ['put', 'put', 'put']],
+    ['b', ['put', 'delete']],
+    ['c', ['put', 'put']],
+    ['d', ['put', 'delete', 'put', 'put']],
+    ['e', ['put']],
+  ];
+
+  type Entry = { key: string; versionId: string; deleteMarker: boolean };
+  const seed = async (prefix: string) => {
+    for (const [name, writes] of layout) {
+      for (const write of writes) {
+        const Key = `${prefix}${name}`;
+        if (write === 'put')
+          await s3.send(new PutObjectCommand({ Bucket: bucket, Key, Body: 'x' }));
+        else await s3.send(new DeleteObjectCommand({ Bucket: bucket, Key }));
+      }
+    }
+  };
+  type Markers = Pick<ListObjectVersionsCommandInput, 'KeyMarker' | 'VersionIdMarker'>;
+  /** One page: its versions and delete markers, and the markers of the next page if any. */
+  const page = async (input: Omit<ListObjectVersionsCommandInput, 'Bucket'>) => {
+    const response = await s3.send(new ListObjectVersionsCommand({ Bucket: bucket, ...input }));
+    const entries: Entry[] = [
+      ...(response.Versions ?? []).map((version) => ({
+        key: version.Key ?? '',
+        versionId: version.VersionId ?? '',
+        deleteMarker: false,
+      })),
+      ...(response.DeleteMarkers ?? []).map((marker) => ({
+        key: marker.Key ?? '',
+        versionId: marker.VersionId ?? '',
+        deleteMarker: true,
+      })),
+    ];
+    return {
+      entries,
+      next: response.IsTruncated
+        ? ({
+            KeyMarker: response.NextKeyMarker,
+            VersionIdMarker: response.NextVersionIdMarker,
+          } as Markers)
+        : undefined,
+    };
+  };
+  /** Entries as sorted strings: what was listed, each as often as it was listed. */
+  const named = (entries: Entry[]) =>
+    entries
+      .map((entry) => `${entry.key} ${entry.versionId}${entry.deleteMarker ? ' (marker)' : ''}`)
+      .sort();
+
+  beforeAll(async () => {
+    await s3.send(new CreateBucketCommand({ Bucket: bucket }));
+    await s3.send(
+      new PutBucketVersioningCommand({
+        Bucket: bucket,
+        VersioningConfiguration: { Status: 'Enabled' },
+      }),
+    );
+    await seed('listed/');
+    await s3.send(new PutObjectCommand({ Bucket: bucket, Key: 'other/a', Body: 'x' }));
+  });
+
+  it('S3: paging ListObjectVersions with MaxKeys 1 to 3 returns every version and delete marker exactly once', async () => {
+    // Guards the patch: moto pages correctly while nothing is deleted between pages.
+    const all = (await page({ Prefix: 'listed/' })).entries;
+    expect(all).toHaveLength(12);
+    for (const MaxKeys of [1, 2, 3]) {
+      const listed: Entry[] = [];
+      let markers: Markers | undefined = {};
+      for (let call = 0; markers && call < 20; call++) {
+        const result = await page({ Prefix: 'listed/', MaxKeys, ...markers });
+        expect(result.entries.length).toBeLessThanOrEqual(MaxKeys);
+        listed.push(...result.entries);
+        markers = result.next;
+      }
+      expect(named(listed)).toEqual(named(all));
+    }
+  });
+
+  it('S3: ListObjectVersions pages go on after versions deleted since the previous page (markers naming deleted versions)', async () => {
+    for (const MaxKeys of [1, 2, 3]) {
+      const prefix = `drained-${MaxKeys}/`;
+      await seed(prefix);
+      const all = (await page({ Prefix: prefix })).entries;
+      const listed: Entry[] = [];
+      let markers: Markers | undefined = {};
+      for (let call = 0; markers && call < 20; call++) {
+        const result = await page({ Prefix: prefix, MaxKeys, ...markers });
+        listed.push(...result.entries);
+        markers = result.next;
+        if (result.entries.length === 0) continue;
+        // Delete the page's versions at once, as a deleter pipelining its pages does.
+        const deleted = await s3.send(
+          new DeleteObjectsCommand({
+            Bucket: bucket,
+            Delete: {
+              Objects: result.entries.map(({ key, versionId }) => ({
+                Key: key,
+                VersionId: versionId,
+              })),
+            },
+          }),
+        );
+        expect(deleted.Errors ?? []).toEqual([]);
+      }
+      expect(named(listed)).toEqual(named(all));
+      expect((await page({ Prefix: prefix })).entries).toEqual([]);
+    }
+  });
+
+  it('S3: ListObjectVersions with KeyMarker alone starts after every version of that key, present or deleted', async () => {
+    const all = (await page({ Prefix: 'listed/' })).entries;
+    const listedAfter = (key: string) => named(all.filter((entry) => entry.key > key));
+    const fromMarker = async (KeyMarker: string) =>
+      named((await page({ Prefix: 'listed/', KeyMarker })).entries);
+
+    // The marker key has versions: none of them is listed.
+    expect(await fromMarker('listed/a')).toEqual(listedAfter('listed/a'));
+    expect(await fromMarker('listed/d')).toEqual(listedAfter('listed/d'));
+    // The marker key never existed, or no longer does: the next key is listed from its newest.
+    expect(await fromMarker('listed/bb')).toEqual(listedAfter('listed/bb'));
+    const gone = 'listed/c';
+    for (const entry of all.filter(({ key }) => key === gone)) {
+      await s3.send(
+        new DeleteObjectCommand({ Bucket: bucket, Key: gone, VersionId: entry.versionId }),
+      );
+    }
+    expect(await fromMarker(gone)).toEqual(listedAfter(gone));
+  });
+});
+
+describe('patch s3-delete-objects-malformed-xml: DeleteObjects answers 400 MalformedXML', () => {
+  const s3 = new S3Client({ maxAttempts: 1, forcePathStyle: true });
+  const bucket = `fixes-xml-${run}`;
+  beforeAll(async () => {
+    await s3.send(new CreateBucketCommand({ Bucket: bucket }));
+  });
+
+  it('S3: DeleteObjects naming a key with a character XML 1.0 forbids is rejected with 400 MalformedXML', async () => {
+    const key = 'control-\u0001-character';
+    await s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: 'x' }));
+
+    const rejected = await s3
+      .send(
+        new DeleteObjectsCommand({
+          Bucket: bucket,
+          Delete: { Objects: [{ Key: key }, { Key: 'another' }] },
+        }),
+      )
+      .catch((error: unknown) => error);
+    expect(rejected).toBeInstanceOf(S3ServiceException);
+    expect((rejected as S3ServiceException).name).toBe('MalformedXML');
+    expect((rejected as S3ServiceException).$metadata.httpStatusCode).toBe(400);
+    expect((rejected as S3ServiceException).message).toBe(
+      'The XML you provided was not well-formed or did not validate against our published schema',
+    );
+
+    const listed = await s3.send(new ListObjectsV2Command({ Bucket: bucket }));
+    expect(listed.Contents?.map((object) => object.Key)).toEqual([key]);
+    await s3.send(new DeleteObjectCommand({ Bucket: bucket, Key: key }));
+    const after = await s3.send(new ListObjectsV2Command({ Bucket: bucket }));
+    expect(after.Contents ?? []).toEqual([]);
+  });
+});
+
+describe('patch sqs-receive-lock: one receive at a time per queue', () => {
+  const sqs = new SQSClient({ maxAttempts: 1 });
+
+  it('SQS: a received message stays invisible to other receives for its visibility timeout (200 messages, 20 concurrent receivers)', async () => {
+    const { QueueUrl } = await sqs.send(
+      new CreateQueueCommand({
+        QueueName: `fixes-receive-${run}`,
+        Attributes: { VisibilityTimeout: '600' },
+      }),
+    );
+    const received = new Map<string, number>();
+    let sending = true;
+    // Twenty consumers long-poll, as Lambda's pollers do, and delete what they receive.
+    const consumers = Array.from({ length: 20 }, async () => {
+      for (;;) {
+        const { Messages = [] } = await sqs.send(
+          new ReceiveMessageCommand({ QueueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 1 }),
+        );
+        for (const message of Messages) {
+          received.set(message.Body ?? '', (received.get(message.Body ?? '') ?? 0) + 1);
+        }
+        if (Messages.length > 0) {
+          await sqs.send(
+            new DeleteMessageBatchCommand({
+              QueueUrl,
+              Entries: Messages.map((message, index) => ({
+                Id: String(index),
+                ReceiptHandle: message.ReceiptHandle,
+              })),
+            }),
+          );
+        } else if (!sending) return;
+      }
+    });
+    await sleep(300);
+    try {
+      for (let batch = 0; batch < 20; batch++) {
+        await sqs.send(
+          new SendMessageBatchCommand({
+            QueueUrl,
+            Entries: Array.from({ length: 10 }, (_, index) => ({
+              Id: String(index),
+              MessageBody: `message-${batch * 10 + index}`,
+            })),
+          }),
+        );
+      }
+    } finally {
+      sending = false;
+      await Promise.all(consumers);
+    }
+    const twice = [...received].filter(([, count]) => count > 1).map(([body]) => body);
+    expect(twice).toEqual([]);
+    expect(received.size).toBe(200);
+  });
+});

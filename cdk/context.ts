@@ -37,6 +37,7 @@ export function propsFromContext(node: Node): LetheStackProps {
       maxDeletionAgeMinutes === undefined ? undefined : Duration.minutes(maxDeletionAgeMinutes),
     alarmEmail: text('alarmEmail'),
     apiLogging: flag('apiLogging'),
+    certificateKeyVersion: number('certificateKeyVersion'),
   };
   // Absent keys keep the stack's documented defaults.
   return Object.fromEntries(

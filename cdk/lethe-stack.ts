@@ -24,6 +24,7 @@ import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import { LIST_INDEX, SWEEP_INDEX, TTL_ATTRIBUTE } from '../lib/store/layout.ts';
 import { DEFAULTS, MAX_GRACE_SECONDS } from '../lib/support/config.ts';
+import { CertificateKey } from './certificate-key.ts';
 import { LetheFunction } from './lethe-function.ts';
 import { LetheMonitoring } from './monitoring.ts';
 import { acknowledgeNagFindings } from './nag-suppressions.ts';
@@ -62,6 +63,8 @@ export interface LetheStackProps extends StackProps {
    * (README, "Deploying"); turn them off in an account without one. @default true
    */
   readonly apiLogging?: boolean;
+  /** Raise to replace the key that signs certificates (old certificates keep verifying). @default 1 */
+  readonly certificateKeyVersion?: number;
 }
 
 const WORKER_TIMEOUT = Duration.seconds(60);
@@ -83,6 +86,7 @@ export class LetheStack extends Stack {
   public readonly events: StateEvents;
   public readonly monitoring: LetheMonitoring;
   public readonly tenantAccess: TenantAccess;
+  public readonly certificateKey: CertificateKey;
 
   constructor(scope: Construct, id: string, props: LetheStackProps = {}) {
     super(scope, id, props);
@@ -197,6 +201,12 @@ export class LetheStack extends Stack {
       );
     const all = [api, dispatcher, worker, sweeper];
     api.configure('defaultGraceSeconds', defaultGrace);
+    this.certificateKey = new CertificateKey(this, 'Certificates', {
+      ...(props.certificateKeyVersion ? { version: props.certificateKeyVersion } : {}),
+    });
+    api.bind('certificateKeyId', this.certificateKey.key.keyArn, (f) =>
+      this.certificateKey.grantSign(f),
+    );
     for (const fn of all) {
       fn.bind('tableName', this.table.tableName, (f) => this.table.grantReadWriteData(f))
         .configure('bucket', this.bucket.bucketName)
@@ -307,6 +317,7 @@ export class LetheStack extends Stack {
     new CfnOutput(this, 'DeadLetterQueueUrl', { value: this.deadLetterQueue.queueUrl });
     new CfnOutput(this, 'DispatchFailuresQueueUrl', { value: this.dispatchFailures.queueUrl });
     new CfnOutput(this, 'EventBusName', { value: this.events.bus.eventBusName });
+    new CfnOutput(this, 'CertificateKeyArn', { value: this.certificateKey.key.keyArn });
     new CfnOutput(this, 'PublishFailuresQueueUrl', { value: this.events.failures.queueUrl });
     new CfnOutput(this, 'DashboardName', { value: this.monitoring.dashboard.dashboardName });
     new CfnOutput(this, 'TenantInvokePolicyArn', {

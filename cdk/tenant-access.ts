@@ -8,12 +8,17 @@ export const TENANT_TAG = 'lethe-tenant';
 
 const OWN_TENANT = `\${aws:PrincipalTag/${TENANT_TAG}}`;
 
-/** The health check: no tenant's data, so any caller of the API may use it. */
+/**
+ * The health check and the public key that verifies certificates: no tenant's data, so any
+ * caller of the API may use them.
+ */
 const healthStatement = (api: RestApi) =>
   new PolicyStatement({
     sid: 'Health',
     actions: ['execute-api:Invoke'],
-    resources: [api.arnForExecuteApi('GET', '/v1/health', api.deploymentStage.stageName)],
+    resources: ['/v1/health', '/v1/certificate-key'].map((path) =>
+      api.arnForExecuteApi('GET', path, api.deploymentStage.stageName),
+    ),
   });
 
 /**

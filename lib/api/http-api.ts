@@ -1,12 +1,17 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { LetheError, MethodNotAllowedError, RouteNotFoundError } from '../core/index.ts';
+import {
+  type CertificateOperationsOptions,
+  certificateOperations,
+} from './certificate-operations.ts';
 import { type DeletionOperationsOptions, deletionOperations } from './deletion-operations.ts';
 import type { Operations, Subject } from './request.ts';
 import { type Operation, ROUTES } from './routes.ts';
 import { type StreamOperationsOptions, streamOperations } from './stream-operations.ts';
 
 export type HttpApiOptions = StreamOperationsOptions &
-  Omit<DeletionOperationsOptions, 'deletions'> & {
+  Omit<DeletionOperationsOptions, 'deletions'> &
+  Omit<CertificateOperationsOptions, 'receipts'> & {
     readonly deletions: StreamOperationsOptions['deletions'] &
       DeletionOperationsOptions['deletions'];
     /** Told about every error that is not the caller's fault (each one is a bug to fix). */
@@ -26,6 +31,7 @@ export function createHttpApi(options: HttpApiOptions): HttpHandler {
     health: async () => ({ status: 200, body: { status: 'ok' } }),
     ...streamOperations(options),
     ...deletionOperations(options),
+    ...certificateOperations(options),
   };
 
   return async (event) => {

@@ -1,4 +1,5 @@
 // lib/api: the HTTP API (v1). Routes, request parsing, answers and their error codes, receipts.
+export type { CertificateOperationsOptions, Signer } from './certificate-operations.ts';
 export {
   createHttpApi,
   type HttpAnswer,

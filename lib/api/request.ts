@@ -86,8 +86,8 @@ export function eventsOf(body: Buffer): unknown[] {
   let events: unknown;
   try {
     events = JSON.parse(body.toString('utf8'));
-  } catch {
-    throw new BadRequestError('InvalidJson', 'the body is not valid JSON');
+  } catch (error) {
+    throw new BadRequestError('InvalidJson', invalidJsonMessage(body, error));
   }
   if (!Array.isArray(events)) {
     throw new BadRequestError('NotAnArray', 'the body must be a JSON array of events');
@@ -96,6 +96,29 @@ export function eventsOf(body: Buffer): unknown[] {
     throw new BadRequestError('EmptyBatch', 'the array of events is empty');
   }
   return events;
+}
+
+/** Where the body stops being JSON, and a hint when it is one JSON value per line. */
+function invalidJsonMessage(body: Buffer, error: unknown): string {
+  const detail = error instanceof SyntaxError ? `: ${error.message}` : '';
+  const lines = body
+    .toString('utf8')
+    .split('\n')
+    .filter((line) => line.trim() !== '');
+  const isNdjson =
+    lines.length > 1 &&
+    lines.every((line) => {
+      try {
+        JSON.parse(line);
+        return true;
+      } catch {
+        return false;
+      }
+    });
+  const hint = isNdjson
+    ? '; it looks like NDJSON (one event per line): send a JSON array, [event, event, ...]'
+    : '';
+  return `the body is not valid JSON${detail}${hint}`;
 }
 
 /** 202 for a deletion that was accepted, with where to follow it. */

@@ -43,6 +43,12 @@ export const ROUTES = [
     resource: '/v1/tenants/{tenant}/deletions/{deletionId}/retry',
     operation: 'retryDeletion',
   },
+  {
+    method: 'GET',
+    resource: '/v1/tenants/{tenant}/deletions/{deletionId}/certificate',
+    operation: 'getCertificate',
+  },
+  { method: 'GET', resource: '/v1/certificate-key', operation: 'getCertificateKey' },
 ] as const;
 
 export type Route = (typeof ROUTES)[number];

@@ -124,3 +124,21 @@ export class TransientPageError extends Error {
 export class InvalidMessageError extends Error {
   override readonly name = 'InvalidMessageError';
 }
+
+export class DeletionNotCompletedError extends LetheError {
+  readonly code = 'DeletionNotCompleted';
+  readonly status = 409;
+  override readonly name = 'DeletionNotCompletedError';
+  constructor(deletionId: string, state: string) {
+    super(`deletion ${deletionId} is ${state}: only a COMPLETED deletion has a certificate`);
+  }
+}
+
+export class CertificateKeyNotFoundError extends LetheError {
+  readonly code = 'CertificateKeyNotFound';
+  readonly status = 404;
+  override readonly name = 'CertificateKeyNotFoundError';
+  constructor(keyId: string) {
+    super(`no certificate was ever signed with key ${keyId}`);
+  }
+}

@@ -27,6 +27,8 @@ export interface DeletionReceipt {
   requestedAt: string;
   executeAfter: string;
   completedAt?: string;
+  /** When a listing of the whole location (objects, versions, uploads) came back empty. */
+  verifiedAt?: string;
   cancelledAt?: string;
   attempts: number;
   /** Keys that could not be deleted, or a key-less reason (a stalled deletion). */
@@ -68,6 +70,7 @@ export function toReceipt(
     requestedAt: record.requestedAt,
     executeAfter: record.executeAfter ?? record.requestedAt,
     ...(record.completedAt ? { completedAt: record.completedAt } : {}),
+    ...(record.verifiedAt ? { verifiedAt: record.verifiedAt } : {}),
     ...(record.cancelledAt ? { cancelledAt: record.cancelledAt } : {}),
     attempts: record.attempts,
     ...(failed ? { failures: [...reasons, ...failures], failedObjects: totals.failedObjects } : {}),

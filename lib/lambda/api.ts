@@ -1,7 +1,9 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { createHttpApi, type HttpHandler, Receipts } from '../api/index.ts';
+import { CertificateSigner } from '../kms/index.ts';
 import { keysOf, loggedDeletionEvents, type Telemetry } from '../observability/index.ts';
 import { createPipeline } from '../pipeline/index.ts';
+import { documentClient, KeyStore, Table } from '../store/index.ts';
 import type { Clients } from '../support/index.ts';
 import { boot, type Env } from './boot.ts';
 
@@ -27,11 +29,21 @@ export const apiHandler =
 export function createApiHandler(env?: Env, clients?: Clients) {
   const { telemetry, config, clients: sdk } = boot('api', env, clients);
   const pipeline = createPipeline({ config, clients: sdk, events: loggedDeletionEvents });
+  const keys = new KeyStore({
+    table: new Table(documentClient(sdk.dynamodb), config.tableName),
+  });
+  const signer = new CertificateSigner({
+    client: sdk.kms,
+    keyId: config.certificateKeyId,
+    remember: (key) => keys.remember(key),
+  });
   const api = createHttpApi({
     streams: pipeline.streams,
     deletions: pipeline.deletions,
     index: pipeline.index,
     receipts: new Receipts(pipeline),
+    signer,
+    keys,
     writer: pipeline.writer,
     maxEventsBytes: config.maxEventsBytes,
     defaultGraceSeconds: config.defaultGraceSeconds,

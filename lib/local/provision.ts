@@ -11,6 +11,7 @@ import {
   type EventBridgeClient,
   ResourceAlreadyExistsException,
 } from '@aws-sdk/client-eventbridge';
+import type { KeySpec, KeyUsageType, KMSClient } from '@aws-sdk/client-kms';
 import { CreateBucketCommand, type S3Client } from '@aws-sdk/client-s3';
 import {
   CreateQueueCommand,
@@ -20,6 +21,7 @@ import {
   SetQueueAttributesCommand,
   type SQSClient,
 } from '@aws-sdk/client-sqs';
+import { createKey } from './kms-key.ts';
 import { type CfnTemplate, resolver, resourcesOfType } from './template.ts';
 
 export interface LocalQueue {
@@ -67,6 +69,7 @@ export interface ProvisionClients {
   sqs: SQSClient;
   s3: S3Client;
   eventbridge: EventBridgeClient;
+  kms: KMSClient;
 }
 
 /** `WorkBF636A8B` -> `work`: logical ids without CDK's hash, for readable local names. */
@@ -135,6 +138,16 @@ export async function provision(
     refs[logicalId] = name;
     arns[logicalId] = `arn:aws:events:${region}:${ACCOUNT}:event-bus/${name}`;
     buses.push(name);
+  }
+
+  // KMS keys (the certificate signer), found again by an alias of the stack's name.
+  for (const { logicalId, properties } of resourcesOfType(template, 'AWS::KMS::Key')) {
+    const key = await createKey(clients.kms, `alias/${namePrefix}-${baseName(logicalId)}`, {
+      KeySpec: (properties.KeySpec ?? 'SYMMETRIC_DEFAULT') as KeySpec,
+      KeyUsage: (properties.KeyUsage ?? 'ENCRYPT_DECRYPT') as KeyUsageType,
+    });
+    refs[logicalId] = key.keyId;
+    arns[logicalId] = key.arn;
   }
 
   const [bucketResource] = resourcesOfType(template, 'AWS::S3::Bucket');

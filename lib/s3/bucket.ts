@@ -3,6 +3,7 @@ import {
   ListObjectVersionsCommand,
   type S3Client,
 } from '@aws-sdk/client-s3';
+import { uploadsUnder } from './uploads.ts';
 
 /** What is left of a location. */
 export type Leftovers =
@@ -13,11 +14,14 @@ export type Leftovers =
       key: string;
       /** Versions or delete markers are left: the bucket keeps versions. */
       versioned: boolean;
+      /** What is left is a multipart upload in progress (started after the last abort). */
+      upload?: true;
     };
 
 /**
- * What is left under a prefix, seen through versions: nothing at all, only the current objects
- * of an unversioned bucket, or versions and delete markers (the bucket keeps versions).
+ * What is left under a prefix, seen through versions and uploads in progress: nothing at all,
+ * only the current objects of an unversioned bucket, versions and delete markers (the bucket
+ * keeps versions), or a multipart upload in progress.
  */
 export async function whatIsLeft(
   client: S3Client,
@@ -30,7 +34,15 @@ export async function whatIsLeft(
   const version = response.Versions?.[0];
   const marker = response.DeleteMarkers?.[0];
   const key = version?.Key ?? marker?.Key;
-  if (key === undefined) return { empty: true };
+  if (key === undefined) {
+    // Uploads in progress are invisible to both listings and can complete into the location.
+    for await (const [upload] of uploadsUnder(client, bucket, prefix, 1)) {
+      return upload
+        ? { empty: false, key: upload.key, versioned: false, upload: true }
+        : { empty: true };
+    }
+    return { empty: true };
+  }
   const versioned = marker !== undefined || (version?.VersionId ?? 'null') !== 'null';
   return { empty: false, key, versioned };
 }

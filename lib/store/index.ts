@@ -5,6 +5,7 @@ export type { Condition } from './conditions.ts';
 export { DeletionIndex, type DeletionPage } from './deletion-index.ts';
 export { type DeletionRequest, DeletionStore } from './deletion-store.ts';
 export { FailureStore } from './failure-store.ts';
+export { KeyStore } from './key-store.ts';
 export {
   keys,
   LIST_INDEX,

@@ -53,6 +53,8 @@ export const keys = {
     pk: `DELETION#${deletionId}`,
     sk: `UPLOAD#${uploadId}#${key}`,
   }),
+  /** A public key that signed certificates, kept for as long as they may be verified. */
+  certificateKey: (keyId: string): ItemKey => ({ pk: `CERTIFICATE_KEY#${keyId}`, sk: 'KEY' }),
   uploadsOf: (deletionId: string) => ({ pk: `DELETION#${deletionId}`, skPrefix: 'UPLOAD#' }),
   failuresOf: (deletionId: string, round: number) => ({
     pk: `DELETION#${deletionId}`,

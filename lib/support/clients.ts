@@ -1,5 +1,6 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
+import { KMSClient } from '@aws-sdk/client-kms';
 import { S3Client } from '@aws-sdk/client-s3';
 import { SQSClient } from '@aws-sdk/client-sqs';
 
@@ -8,6 +9,7 @@ export interface Clients {
   dynamodb: DynamoDBClient;
   sqs: SQSClient;
   eventbridge: EventBridgeClient;
+  kms: KMSClient;
 }
 
 export interface ClientOptions {
@@ -27,5 +29,6 @@ export function createClients(options: ClientOptions = {}): Clients {
     dynamodb: new DynamoDBClient({ maxAttempts: 8 }),
     sqs: new SQSClient({ maxAttempts: 8 }),
     eventbridge: new EventBridgeClient({ maxAttempts: 8 }),
+    kms: new KMSClient({ maxAttempts: 8 }),
   };
 }

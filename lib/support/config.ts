@@ -24,6 +24,8 @@ export interface LetheConfig {
   defaultGraceSeconds: number;
   /** The EventBridge bus every state change is put on. */
   eventBusName: string;
+  /** The KMS key (ECC_NIST_P256, SIGN_VERIFY) that signs deletion certificates. */
+  certificateKeyId: string;
 }
 
 /** Environment variable of each setting, shared by the stack and the local runtime. */
@@ -43,6 +45,7 @@ export const ENV = {
   bucketVersioning: 'LETHE_BUCKET_VERSIONING',
   defaultGraceSeconds: 'LETHE_DEFAULT_GRACE_SECONDS',
   eventBusName: 'LETHE_EVENT_BUS_NAME',
+  certificateKeyId: 'LETHE_CERTIFICATE_KEY_ID',
 } as const satisfies Record<keyof LetheConfig, string>;
 
 export const DEFAULTS = {
@@ -71,7 +74,7 @@ function versioning(value: string | undefined): LetheConfig['bucketVersioning'] 
 
 /** The resources each function needs named in its environment. */
 export const REQUIRED_SETTINGS = {
-  api: ['tableName', 'bucket'],
+  api: ['tableName', 'bucket', 'certificateKeyId'],
   dispatcher: ['tableName', 'queueUrl'],
   worker: ['tableName', 'queueUrl'],
   sweeper: ['tableName', 'queueUrl'],
@@ -128,5 +131,6 @@ export function loadConfig(
     bucketVersioning: versioning(env[ENV.bucketVersioning]),
     defaultGraceSeconds: int('defaultGraceSeconds', 0, MAX_GRACE_SECONDS),
     eventBusName: text('eventBusName'),
+    certificateKeyId: text('certificateKeyId'),
   };
 }

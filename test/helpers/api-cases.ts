@@ -2,6 +2,7 @@ import type { APIGatewayProxyResult } from 'aws-lambda';
 import { createHttpApi, type Operation, Receipts, ROUTES } from '../../lib/api/index.ts';
 import {
   BadRequestError,
+  type CertificateKey,
   DeletionNotCancellableError,
   DeletionNotFoundError,
   DeletionNotRetryableError,
@@ -20,6 +21,7 @@ import type {
 } from '../../lib/store/index.ts';
 import { apiEvent } from './events.ts';
 import { aDeletion, aStream, DELETION_ID, NOW } from './records.ts';
+import { localSigner } from './signer.ts';
 
 /*
  * What each operation of the api can meet, to check the OpenAPI document against what the
@@ -44,6 +46,8 @@ interface Answers {
   failures: KeyFailure[];
   /** A page of the tenant's deletions. */
   deletions: DeletionPage;
+  /** A public key that once signed certificates (`null`: no such key). */
+  key: CertificateKey | null;
 }
 
 export type Fault = { [K in keyof Answers]?: Answers[K] | Error };
@@ -95,8 +99,22 @@ function handlerWith(fault: Fault = {}) {
     writer: { write: async () => 'streams/acme/logs/1/dt=2026-03-01/e.json' },
     maxEventsBytes: MAX_EVENTS_BYTES,
     defaultGraceSeconds: 0,
+    signer: SIGNER,
+    keys: { get: async () => answer(fault.key, OLD_KEY) ?? undefined },
   });
 }
+
+const SIGNER = localSigner();
+/** A key that signed certificates before the current one replaced it. */
+const OLD_KEY = localSigner('arn:aws:kms:eu-west-1:000000000000:key/old-key').key;
+
+const completed = aDeletion({
+  state: 'COMPLETED',
+  objectsDeleted: 10,
+  bytesDeleted: 100,
+  completedAt: '2026-03-01T11:05:00.000Z',
+  verifiedAt: '2026-03-01T11:05:00.000Z',
+});
 
 export interface Case {
   label: string;
@@ -119,6 +137,7 @@ export const everythingFails: Fault = {
   expedite: boom,
   deletion: boom,
   deletions: boom,
+  key: boom,
 };
 
 const scheduled = aDeletion({
@@ -278,6 +297,18 @@ export const CASES: Record<Operation, Case[]> = {
       },
     },
     { label: 'a bad id', params: { deletionId: 'NOT-A-UUID' } },
+  ],
+  getCertificate: [
+    { label: 'COMPLETED', fault: { deletion: completed } },
+    { label: 'RUNNING' },
+    { label: 'missing', fault: { deletion: null } },
+    { label: 'a bad id', params: { deletionId: 'NOT-A-UUID' } },
+  ],
+  getCertificateKey: [
+    { label: 'the current key' },
+    { label: 'the current key by id', query: { keyId: SIGNER.key.keyId } },
+    { label: 'a replaced key', query: { keyId: OLD_KEY.keyId } },
+    { label: 'a key that never signed', query: { keyId: 'nope' }, fault: { key: null } },
   ],
 };
 

@@ -17,6 +17,7 @@ const RULES: Record<string, readonly string[]> = {
   'lib/s3': ['lib/core', 'lib/support'],
   'lib/queue': ['lib/core', 'lib/support'],
   'lib/bus': ['lib/core', 'lib/support'],
+  'lib/kms': ['lib/core', 'lib/support'],
   'lib/pipeline': ['lib/core', 'lib/support', 'lib/store', 'lib/s3', 'lib/queue', 'lib/bus'],
   'lib/api': ['lib/core', 'lib/support', 'lib/store', 'lib/s3'],
   'lib/lambda': [
@@ -27,6 +28,7 @@ const RULES: Record<string, readonly string[]> = {
     'lib/s3',
     'lib/queue',
     'lib/bus',
+    'lib/kms',
     'lib/pipeline',
     'lib/api',
   ],

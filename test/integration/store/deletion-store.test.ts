@@ -42,7 +42,7 @@ const CONTRACT: Record<string, Record<DeletionState, Result>> = {
 };
 
 /** An API-facing write's refusal, as the outcome the pipeline-facing ones answer. */
-const _refusedAs = async (write: Promise<unknown>): Promise<Result> =>
+const refusedAs = async (write: Promise<unknown>): Promise<Result> =>
   write.then(
     () => 'ok',
     (error: { code?: string }) => {
@@ -55,6 +55,11 @@ const _refusedAs = async (write: Promise<unknown>): Promise<Result> =>
 
 /** One operation on a deletion as it stands in the table. */
 const OPERATIONS: Record<string, (stores: Stores, deletion: DeletionRecord) => Promise<Result>> = {
+  begin: async ({ deletions }, deletion) => (await deletions.begin(deletion)).status,
+  cancel: ({ deletions }, deletion) =>
+    refusedAs(deletions.cancel(deletion.tenant, deletion.deletionId)),
+  expedite: ({ deletions }, deletion) =>
+    refusedAs(deletions.expedite(deletion.tenant, deletion.deletionId)),
   start: async ({ deletions }, deletion) => (await deletions.start(deletion, 2, false)).status,
   nextRound: async ({ deletions }, deletion) => (await deletions.nextRound(deletion)).status,
   complete: async ({ deletions }, deletion) => (await deletions.complete(deletion)).status,

@@ -6,6 +6,7 @@ import type { EventWriter } from '../../../lib/s3/index.ts';
 import type { DeletionIndex, DeletionStore, StreamStore } from '../../../lib/store/index.ts';
 import { type ApiRequest, apiEvent } from '../../helpers/events.ts';
 import { aDeletion, aStream, DELETION_ID, NOW } from '../../helpers/records.ts';
+import { localSigner } from '../../helpers/signer.ts';
 
 const STREAM = '/v1/tenants/{tenant}/streams/{stream}';
 const EVENTS = '/v1/tenants/{tenant}/streams/{stream}/events';
@@ -56,6 +57,8 @@ function api() {
     writer,
     maxEventsBytes: MAX_EVENTS_BYTES,
     defaultGraceSeconds: DEFAULT_GRACE_SECONDS,
+    signer: localSigner(),
+    keys: { get: async () => undefined },
     onUnexpectedError,
   });
   /** The api's response to a request. */

@@ -138,6 +138,7 @@ describe('createApiHandler', () => {
   const env = {
     [ENV.tableName]: TABLE,
     [ENV.bucket]: BUCKET,
+    [ENV.certificateKeyId]: 'arn:aws:kms:eu-west-1:111122223333:key/test',
     POWERTOOLS_METRICS_DISABLED: 'true',
   };
   const getLogs = () =>

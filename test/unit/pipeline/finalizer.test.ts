@@ -154,13 +154,15 @@ describe('Finalizer.finalize', () => {
   it('aborts every upload in progress inside the location, recording each before its abort', async () => {
     // Prepare: two uploads in progress, one deep in a partition, one directly under the location.
     leftover([]);
-    s3.on(ListMultipartUploadsCommand).resolves({
-      IsTruncated: false,
-      Uploads: [
-        { Key: `${location}dt=2026-11-01/a.json`, UploadId: 'u1' },
-        { Key: `${location}b.json`, UploadId: 'u2' },
-      ],
-    });
+    s3.on(ListMultipartUploadsCommand)
+      .resolvesOnce({
+        IsTruncated: false,
+        Uploads: [
+          { Key: `${location}dt=2026-11-01/a.json`, UploadId: 'u1' },
+          { Key: `${location}b.json`, UploadId: 'u2' },
+        ],
+      })
+      .resolves({ IsTruncated: false, Uploads: [] });
     const steps: string[] = [];
     s3.on(AbortMultipartUploadCommand).callsFake(async (input) => {
       steps.push(`abort ${input.UploadId}`);
@@ -185,6 +187,26 @@ describe('Finalizer.finalize', () => {
     expect(deletions.complete).toHaveBeenCalledWith(
       expect.objectContaining({ multipartUploadsAborted: 2 }),
     );
+  });
+
+  it('does not complete while an upload started after the abort is in progress: another round', async () => {
+    // Prepare: nothing to abort, then an upload in progress when the location is verified
+    leftover([]);
+    s3.on(ListMultipartUploadsCommand)
+      .resolvesOnce({ IsTruncated: false, Uploads: [] })
+      .resolves({
+        IsTruncated: false,
+        Uploads: [{ Key: `${location}late.bin`, UploadId: 'u3' }],
+      });
+    const { subject, deletions } = finalizer();
+
+    // Act
+    const outcome = await subject.finalize(ready());
+
+    // Assess
+    expect(outcome).toBe('next-round');
+    expect(deletions.complete).not.toHaveBeenCalled();
+    expect(deletions.nextRound).toHaveBeenCalledOnce();
   });
 
   it('waits, with a delayed finalize message, for an ingest still in flight', async () => {

@@ -1,0 +1,29 @@
+import type { CertificateKey } from '../core/index.ts';
+import { isAbsent } from './conditions.ts';
+import { keys } from './layout.ts';
+import type { Table } from './table.ts';
+
+/**
+ * The public key of every KMS key that ever signed a certificate, written before its first
+ * signature leaves the API: a certificate keeps verifying after the stack's key is replaced
+ * (or access to the old key is gone), for as long as the table lives.
+ */
+export class KeyStore {
+  readonly #table: Table;
+
+  constructor(options: { readonly table: Table }) {
+    this.#table = options.table;
+  }
+
+  /** Records `key` once; a key id always names the same public key. */
+  async remember(key: CertificateKey): Promise<void> {
+    await this.#table.put(keys.certificateKey(key.keyId), key, isAbsent);
+  }
+
+  async get(keyId: string): Promise<CertificateKey | undefined> {
+    const item = await this.#table.read<CertificateKey>(keys.certificateKey(keyId));
+    return item
+      ? { keyId: item.keyId, algorithm: item.algorithm, publicKeyPem: item.publicKeyPem }
+      : undefined;
+  }
+}

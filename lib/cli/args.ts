@@ -1,16 +1,45 @@
 import { parseArgs } from 'node:util';
-import { NAME_PATTERN } from '../core/index.ts';
+import type { DeletionState } from '../core/index.ts';
+import { COMMANDS, GROUPS, type Group, groupLines, TOP_LEVEL, verbsOf } from './help.ts';
+import { didYouMean, nearest } from './suggest.ts';
+import {
+  deletionId,
+  deletionState,
+  graceSeconds,
+  integer,
+  name,
+  seconds,
+  streamRef,
+  UsageError,
+} from './values.ts';
 
+export { UsageError } from './values.ts';
+
+interface Page {
+  limit?: number;
+  nextToken?: string;
+}
+
+/** One command of `lethe`, with its arguments and the options that go with it. */
 export type Command =
-  | { kind: 'help' }
+  | { kind: 'help'; topic?: Group }
   | { kind: 'health' }
   | { kind: 'streams.create' | 'streams.get'; tenant: string; stream: string }
-  | { kind: 'streams.list'; tenant: string; limit?: number; nextToken?: string }
-  | { kind: 'streams.delete'; tenant: string; stream: string; wait: boolean }
+  | ({ kind: 'streams.list'; tenant: string } & Page)
+  | { kind: 'streams.delete'; tenant: string; stream: string; wait: boolean; graceSeconds?: number }
   | { kind: 'ingest'; tenant: string; stream: string; file: string }
-  | { kind: 'deletions.get'; tenant: string; deletionId: string }
-  | { kind: 'deletions.retry'; tenant: string; deletionId: string; wait: boolean };
+  | { kind: 'deletions.get' | 'deletions.cancel'; tenant: string; deletionId: string }
+  | ({ kind: 'deletions.list'; tenant: string; state?: DeletionState } & Page)
+  | {
+      kind: 'deletions.retry' | 'deletions.expedite';
+      tenant: string;
+      deletionId: string;
+      wait: boolean;
+    };
 
+type Kind = Command['kind'];
+
+/** The options that go with every command. */
 export interface GlobalOptions {
   endpoint?: string;
   stack?: string;
@@ -20,14 +49,10 @@ export interface GlobalOptions {
   intervalMs: number;
 }
 
+/** A parsed command line. */
 export interface Invocation {
   command: Command;
   options: GlobalOptions;
-}
-
-/** The command line is wrong: exit 2 with the message and a pointer to `--help`. */
-export class UsageError extends Error {
-  override readonly name = 'UsageError';
 }
 
 const OPTIONS = {
@@ -36,20 +61,36 @@ const OPTIONS = {
   region: { type: 'string' },
   json: { type: 'boolean', default: false },
   wait: { type: 'boolean', default: false },
+  grace: { type: 'string' },
   interval: { type: 'string' },
+  state: { type: 'string' },
   limit: { type: 'string' },
   'next-token': { type: 'string' },
   help: { type: 'boolean', short: 'h', default: false },
 } as const;
 
+type Values = ReturnType<
+  typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true }>
+>['values'];
+
+/** Every long option, as typed: for suggestions. */
+export const LONG_OPTIONS = Object.keys(OPTIONS).map((option) => `--${option}`);
+
+/** The commands an option goes with; options not listed go with every command. */
+const SCOPES: ReadonlyArray<readonly [keyof typeof OPTIONS, readonly Kind[]]> = [
+  ['wait', ['streams.delete', 'deletions.retry', 'deletions.expedite']],
+  ['grace', ['streams.delete']],
+  ['state', ['deletions.list']],
+  ['limit', ['streams.list', 'deletions.list']],
+  ['next-token', ['streams.list', 'deletions.list']],
+];
+
+const spelled = (kind: Kind) =>
+  kind === 'streams.delete' ? ['delete', 'streams delete'] : [kind.replace('.', ' ')];
+
+/** Parses `lethe`'s arguments; a wrong command line is a UsageError. */
 export function parseInvocation(argv: readonly string[]): Invocation {
-  let parsed: ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true }>>;
-  try {
-    parsed = parseArgs({ args: [...argv], options: OPTIONS, allowPositionals: true, strict: true });
-  } catch (error) {
-    throw new UsageError(error instanceof Error ? error.message : String(error));
-  }
-  const { values, positionals } = parsed;
+  const { values, positionals } = parse(argv);
   const options: GlobalOptions = {
     json: values.json,
     intervalMs: values.interval === undefined ? 1_000 : seconds(values.interval) * 1000,
@@ -57,100 +98,173 @@ export function parseInvocation(argv: readonly string[]): Invocation {
     ...(values.stack !== undefined ? { stack: values.stack } : {}),
     ...(values.region !== undefined ? { region: values.region } : {}),
   };
-  const command: Command =
-    values.help || positionals.length === 0 ? { kind: 'help' } : commandOf(positionals);
-  if (values.wait && command.kind !== 'streams.delete' && command.kind !== 'deletions.retry') {
-    throw new UsageError('--wait goes with delete, streams delete and deletions retry');
-  }
-  const listing = command.kind === 'streams.list';
-  if (!listing && (values.limit !== undefined || values['next-token'] !== undefined)) {
-    throw new UsageError('--limit and --next-token go with streams list');
-  }
-  if (command.kind === 'streams.delete' || command.kind === 'deletions.retry') {
-    command.wait = values.wait;
-  }
-  if (command.kind === 'streams.list') {
-    if (values.limit !== undefined) command.limit = integer('--limit', values.limit, 1, 100);
-    if (values['next-token'] !== undefined) command.nextToken = values['next-token'];
-  }
-  return { command, options };
+  if (values.help) return { command: helpOf(positionals.slice(0, 1)), options };
+  const command = commandOf(positionals);
+  if (command.kind !== 'help') checkScopes(values, command.kind);
+  return { command: withOptions(command, values), options };
 }
 
+function parse(argv: readonly string[]) {
+  try {
+    return parseArgs({ args: [...argv], options: OPTIONS, allowPositionals: true, strict: true });
+  } catch (error) {
+    throw new UsageError(optionProblem(error));
+  }
+}
+
+/** Node's message for a bad option, in this CLI's words, with the nearest known option. */
+function optionProblem(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  const code = error instanceof Error && 'code' in error ? error.code : undefined;
+  const option = /'(-[^' =]*)/.exec(message)?.[1];
+  if (option === undefined) return message;
+  if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') {
+    return `unknown option ${option}${didYouMean(option, LONG_OPTIONS)}`;
+  }
+  if (code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE') {
+    return message.includes('argument missing')
+      ? `option ${option} needs a value`
+      : `option ${option} takes no value`;
+  }
+  return message;
+}
+
+function checkScopes(values: Values, kind: Kind): void {
+  for (const [option, kinds] of SCOPES) {
+    const given = option === 'wait' ? values.wait : values[option] !== undefined;
+    if (given && !kinds.includes(kind)) {
+      const names = kinds.flatMap(spelled);
+      const list = `${names.slice(0, -1).join(', ')}${names.length > 1 ? ' and ' : ''}${names.at(-1)}`;
+      throw new UsageError(`--${option} goes with ${list}`);
+    }
+  }
+}
+
+/** The command with the options that go with it. */
+function withOptions(command: Command, values: Values): Command {
+  const page = (): Page => ({
+    ...(values.limit !== undefined ? { limit: integer('--limit', values.limit, 1, 100) } : {}),
+    ...(values['next-token'] !== undefined ? { nextToken: values['next-token'] } : {}),
+  });
+  switch (command.kind) {
+    case 'streams.delete':
+      return {
+        ...command,
+        wait: values.wait,
+        ...(values.grace !== undefined ? { graceSeconds: graceSeconds(values.grace) } : {}),
+      };
+    case 'deletions.retry':
+    case 'deletions.expedite':
+      return { ...command, wait: values.wait };
+    case 'streams.list':
+      return { ...command, ...page() };
+    case 'deletions.list':
+      return {
+        ...command,
+        ...(values.state !== undefined ? { state: deletionState(values.state) } : {}),
+        ...page(),
+      };
+    default:
+      return command;
+  }
+}
+
+const isGroup = (word: string | undefined): word is Group =>
+  (GROUPS as readonly (string | undefined)[]).includes(word);
+
+/** The command the positional arguments name. */
 function commandOf(positionals: string[]): Command {
-  const [group, ...rest] = positionals;
-  const verb = group === 'streams' || group === 'deletions' ? rest.shift() : undefined;
-  const args = (count: number, usage: string) => {
-    if (rest.length !== count) throw new UsageError(`usage: lethe ${usage}`);
-    return rest as [string, string];
-  };
-  switch (verb === undefined ? group : `${group} ${verb}`) {
+  const [first, ...rest] = positionals;
+  if (first === undefined) return { kind: 'help' };
+  if (first === 'help') return helpOf(rest);
+  if (isGroup(first)) return groupCommand(first, rest);
+  return topCommand(first, rest);
+}
+
+/** `lethe help [TOPIC]`, `lethe [GROUP] --help`. */
+function helpOf(rest: string[]): Command {
+  const [topic] = rest;
+  if (topic === undefined || TOP_LEVEL.includes(topic)) {
+    return isGroup(topic) ? { kind: 'help', topic } : { kind: 'help' };
+  }
+  throw new UsageError(`unknown help topic ${topic}${didYouMean(topic, TOP_LEVEL)}`);
+}
+
+/** The arguments of a command, exactly `count` of them. */
+function exactly(count: number, words: string[], command: string): string[] {
+  if (words.length === count) return words;
+  const usage = COMMANDS.find((entry) => entry.usage.startsWith(`${command} `))?.usage ?? command;
+  throw new UsageError(`usage: lethe ${usage}`);
+}
+
+/** `lethe health`, `lethe delete ...`, `lethe ingest ...` */
+function topCommand(word: string, rest: string[]): Command {
+  switch (word) {
     case 'health':
-      args(0, 'health');
+      exactly(0, rest, 'health');
       return { kind: 'health' };
-    case 'streams create':
-    case 'streams get':
-      return {
-        kind: verb === 'create' ? 'streams.create' : 'streams.get',
-        ...streamRef(args(1, `streams ${verb} TENANT/STREAM`)[0]),
-      };
-    case 'streams list':
-      return { kind: 'streams.list', tenant: name('tenant', args(1, 'streams list TENANT')[0]) };
-    case 'streams delete':
-      return {
-        kind: 'streams.delete',
-        ...streamRef(args(1, 'streams delete TENANT/STREAM')[0]),
-        wait: false,
-      };
     case 'delete':
       return {
         kind: 'streams.delete',
-        ...streamRef(args(1, 'delete TENANT/STREAM')[0]),
+        ...streamRef(exactly(1, rest, 'delete')[0] ?? ''),
         wait: false,
       };
     case 'ingest': {
-      const [ref, file] = args(2, 'ingest TENANT/STREAM FILE (a JSON array; - for stdin)');
+      const [ref = '', file = ''] = exactly(2, rest, 'ingest');
       return { kind: 'ingest', ...streamRef(ref), file };
     }
-    case 'deletions get':
-    case 'deletions retry': {
-      const [tenant, deletionId] = args(2, `deletions ${verb} TENANT DELETION_ID`);
-      const kind = verb === 'get' ? 'deletions.get' : 'deletions.retry';
-      const target = { tenant: name('tenant', tenant), deletionId };
-      return kind === 'deletions.get' ? { kind, ...target } : { kind, ...target, wait: false };
-    }
     default:
-      throw new UsageError(`unknown command: ${positionals.slice(0, 2).join(' ')}`);
+      throw new UsageError(`unknown command ${word}${suggestCommand(word)}`);
   }
 }
 
-function streamRef(ref: string): { tenant: string; stream: string } {
-  const parts = ref.split('/');
-  if (parts.length !== 2)
-    throw new UsageError(`expected TENANT/STREAM, got ${JSON.stringify(ref)}`);
-  return { tenant: name('tenant', parts[0] ?? ''), stream: name('stream', parts[1] ?? '') };
+/** `streams create` for `create`, otherwise the nearest top-level word. */
+function suggestCommand(word: string): string {
+  const inGroups = GROUPS.filter((group) => verbsOf(group).includes(word)).map(
+    (group) => `${group} ${word}`,
+  );
+  if (inGroups.length > 0) return ` (did you mean ${inGroups.join(' or ')}?)`;
+  return didYouMean(word, TOP_LEVEL);
 }
 
-function name(kind: 'tenant' | 'stream', value: string): string {
-  if (!NAME_PATTERN.test(value)) {
-    throw new UsageError(
-      `${kind} name must match ${NAME_PATTERN.source} (got ${JSON.stringify(value)})`,
-    );
+/** `lethe streams VERB ...` and `lethe deletions VERB ...` */
+function groupCommand(group: Group, rest: string[]): Command {
+  const [verb, ...words] = rest;
+  if (verb === undefined) {
+    throw new UsageError(`${group} needs a subcommand:\n${groupLines(group)}`);
   }
-  return value;
-}
-
-function integer(option: string, value: string, min: number, max: number): number {
-  const number = Number(value);
-  if (!/^\d+$/.test(value) || number < min || number > max) {
-    throw new UsageError(`${option} must be an integer from ${min} to ${max} (got ${value})`);
+  const command = `${group} ${verb}`;
+  const ref = () => streamRef(exactly(1, words, command)[0] ?? '');
+  const tenant = () => name('tenant', exactly(1, words, command)[0] ?? '');
+  const tenantAndId = () => {
+    const [tenantName = '', id = ''] = exactly(2, words, command);
+    return { tenant: name('tenant', tenantName), deletionId: deletionId(id) };
+  };
+  switch (command) {
+    case 'streams create':
+      return { kind: 'streams.create', ...ref() };
+    case 'streams get':
+      return { kind: 'streams.get', ...ref() };
+    case 'streams list':
+      return { kind: 'streams.list', tenant: tenant() };
+    case 'streams delete':
+      return { kind: 'streams.delete', ...ref(), wait: false };
+    case 'deletions list':
+      return { kind: 'deletions.list', tenant: tenant() };
+    case 'deletions get':
+      return { kind: 'deletions.get', ...tenantAndId() };
+    case 'deletions cancel':
+      return { kind: 'deletions.cancel', ...tenantAndId() };
+    case 'deletions retry':
+      return { kind: 'deletions.retry', ...tenantAndId(), wait: false };
+    case 'deletions expedite':
+      return { kind: 'deletions.expedite', ...tenantAndId(), wait: false };
+    default: {
+      const near = nearest(verb, verbsOf(group));
+      const hint = near === undefined ? '' : ` (did you mean ${group} ${near}?)`;
+      throw new UsageError(
+        `unknown command ${command}${hint}; lethe ${group} takes:\n${groupLines(group)}`,
+      );
+    }
   }
-  return number;
-}
-
-function seconds(value: string): number {
-  const number = Number(value);
-  if (value.trim() === '' || !Number.isFinite(number) || number < 0.1 || number > 3600) {
-    throw new UsageError(`--interval must be a number of seconds from 0.1 to 3600 (got ${value})`);
-  }
-  return number;
 }

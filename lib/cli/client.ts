@@ -23,6 +23,18 @@ export interface StreamPage {
   nextToken?: string;
 }
 
+/** A page of `GET /v1/tenants/{tenant}/deletions`, newest first. */
+export interface DeletionPage {
+  deletions: DeletionReceipt[];
+  nextToken?: string;
+}
+
+/** Which page of a list to read. */
+export interface PageRequest {
+  limit?: number | undefined;
+  nextToken?: string | undefined;
+}
+
 /** A 4xx or 5xx answer, with the API's error code and message. */
 export class ApiError extends Error {
   override readonly name = 'ApiError';
@@ -32,8 +44,20 @@ export class ApiError extends Error {
     message: string,
     /** The body as received, for `--json`. */
     readonly raw: string,
+    /** Whatever else the API's `error` object carries (a `deletionId`, a `position`...). */
+    readonly details: Readonly<Record<string, unknown>> = {},
+    /** What the user may do about it, one line each. */
+    readonly hints: readonly string[] = [],
   ) {
     super(message);
+  }
+
+  /** The same error, with hints to print under it. */
+  withHints(hints: readonly string[]): ApiError {
+    return new ApiError(this.status, this.code, this.message, this.raw, this.details, [
+      ...this.hints,
+      ...hints,
+    ]);
   }
 }
 
@@ -72,28 +96,47 @@ export class LetheClient {
     this.request<StreamView>('PUT', streamPath(tenant, stream));
   getStream = (tenant: string, stream: string) =>
     this.request<StreamView>('GET', streamPath(tenant, stream));
-  deleteStream = (tenant: string, stream: string) =>
-    this.request<DeletionReceipt>('DELETE', streamPath(tenant, stream));
+  /** Without `graceSeconds`, the stack's default grace window applies. */
+  deleteStream = (tenant: string, stream: string, graceSeconds?: number) =>
+    this.request<DeletionReceipt>(
+      'DELETE',
+      `${streamPath(tenant, stream)}${search({ graceSeconds })}`,
+    );
   ingest = (tenant: string, stream: string, events: Uint8Array) =>
     this.request<{ key: string; count: number }>(
       'POST',
       `${streamPath(tenant, stream)}/events`,
       events,
     );
-  getDeletion = (tenant: string, deletionId: string) =>
-    this.request<DeletionReceipt>('GET', deletionPath(tenant, deletionId));
+  /** `signal` gives up on the read (Ctrl-C while waiting). */
+  getDeletion = (tenant: string, deletionId: string, signal?: AbortSignal) =>
+    this.request<DeletionReceipt>('GET', deletionPath(tenant, deletionId), undefined, signal);
   retryDeletion = (tenant: string, deletionId: string) =>
     this.request<DeletionReceipt>('POST', `${deletionPath(tenant, deletionId)}/retry`);
+  cancelDeletion = (tenant: string, deletionId: string) =>
+    this.request<DeletionReceipt>('POST', `${deletionPath(tenant, deletionId)}/cancel`);
+  expediteDeletion = (tenant: string, deletionId: string) =>
+    this.request<DeletionReceipt>('POST', `${deletionPath(tenant, deletionId)}/expedite`);
 
-  listStreams(tenant: string, page: { limit?: number; nextToken?: string } = {}) {
-    const query = new URLSearchParams();
-    if (page.limit !== undefined) query.set('limit', String(page.limit));
-    if (page.nextToken !== undefined) query.set('nextToken', page.nextToken);
-    const search = query.size > 0 ? `?${query}` : '';
-    return this.request<StreamPage>('GET', `/v1/tenants/${segment(tenant)}/streams${search}`);
-  }
+  listStreams = (tenant: string, page: PageRequest = {}) =>
+    this.request<StreamPage>(
+      'GET',
+      `/v1/tenants/${segment(tenant)}/streams${search({ limit: page.limit, nextToken: page.nextToken })}`,
+    );
 
-  async request<T>(method: string, path: string, body?: Uint8Array): Promise<ApiResponse<T>> {
+  /** Newest first; only those in `state` when it is given. */
+  listDeletions = (tenant: string, page: PageRequest & { state?: string | undefined } = {}) =>
+    this.request<DeletionPage>(
+      'GET',
+      `/v1/tenants/${segment(tenant)}/deletions${search({ state: page.state, limit: page.limit, nextToken: page.nextToken })}`,
+    );
+
+  async request<T>(
+    method: string,
+    path: string,
+    body?: Uint8Array,
+    signal?: AbortSignal,
+  ): Promise<ApiResponse<T>> {
     const url = new URL(`${this.endpoint}${path}`);
     let headers: Record<string, string> = { accept: 'application/json' };
     if (body) headers['content-type'] = 'application/json';
@@ -107,7 +150,9 @@ export class LetheClient {
         method,
         headers: sent,
         ...(body ? { body } : {}),
-        signal: AbortSignal.timeout(this.#timeoutMs),
+        signal: signal
+          ? AbortSignal.any([signal, AbortSignal.timeout(this.#timeoutMs)])
+          : AbortSignal.timeout(this.#timeoutMs),
       });
       text = await response.text();
     } catch (error) {
@@ -123,6 +168,15 @@ export const streamPath = (tenant: string, stream: string) =>
 const deletionPath = (tenant: string, deletionId: string) =>
   `/v1/tenants/${segment(tenant)}/deletions/${segment(deletionId)}`;
 
+/** `?a=1&b=2` of the parameters that are set, or nothing. */
+function search(parameters: Record<string, string | number | undefined>): string {
+  const query = new URLSearchParams();
+  for (const [key, value] of Object.entries(parameters)) {
+    if (value !== undefined) query.set(key, String(value));
+  }
+  return query.size > 0 ? `?${query}` : '';
+}
+
 function parseBody(text: string): unknown {
   if (text === '') return {};
   try {
@@ -134,8 +188,8 @@ function parseBody(text: string): unknown {
 
 /** Lethe's `{"error":{code,message}}`, or API Gateway's own `{"message"}` with its error type. */
 function errorOf(response: Response, text: string): ApiError {
-  const body = parseBody(text) as {
-    error?: { code?: unknown; message?: unknown };
+  const body = (parseBody(text) ?? {}) as {
+    error?: { code?: unknown; message?: unknown; [detail: string]: unknown };
     message?: unknown;
   };
   const gatewayType = response.headers.get('x-amzn-errortype')?.split(':')[0];
@@ -149,7 +203,12 @@ function errorOf(response: Response, text: string): ApiError {
       : typeof body.message === 'string'
         ? body.message
         : text || response.statusText;
-  return new ApiError(response.status, code, message, text);
+  const {
+    code: _code,
+    message: _message,
+    ...details
+  } = typeof body.error === 'object' && body.error !== null ? body.error : {};
+  return new ApiError(response.status, code, message, text, details);
 }
 
 function reasonOf(error: unknown): string {

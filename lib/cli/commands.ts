@@ -1,25 +1,21 @@
-import type { DeletionReceipt } from '../core/index.ts';
 import type { Command } from './args.ts';
-import type { ApiResponse, LetheClient } from './client.ts';
+import { ApiError, type ApiResponse } from './client.ts';
 import { EXIT, type ExitCode } from './exit-codes.ts';
-import { describeStream, receiptSummary, streamTable } from './format.ts';
-import { type Output, ProgressReporter } from './progress.ts';
-import { waitForDeletion } from './wait.ts';
+import { type FollowContext, follow, settle } from './follow.ts';
+import { deletionTable, describeStream, streamTable } from './format.ts';
+import { ingestHints } from './hints.ts';
 
-export interface CommandContext {
-  readonly client: LetheClient;
-  readonly json: boolean;
-  readonly intervalMs: number;
-  readonly stdout: Output;
-  /** Where progress goes, so that stdout holds only the result. */
-  readonly stderr: Output;
-  readonly now: () => number;
-  readonly sleep: (ms: number) => Promise<void>;
+export type { Interrupts } from './follow.ts';
+
+/** What a command needs to run: the client, the outputs, the clocks. */
+export interface CommandContext extends FollowContext {
   /** The bytes of FILE, or of stdin for `-`. */
   readonly readInput: (file: string) => Promise<Uint8Array>;
 }
 
 type Handled = Exclude<Command, { kind: 'help' }>;
+
+const plural = (count: number, noun: string) => `${count} ${noun}${count === 1 ? '' : 's'}`;
 
 /** Runs one command against the API and prints its result; API errors are thrown. */
 export async function execute(command: Handled, context: CommandContext): Promise<ExitCode> {
@@ -49,53 +45,82 @@ export async function execute(command: Handled, context: CommandContext): Promis
           : streamTable(body),
       );
     }
-    case 'ingest': {
-      const events = await context.readInput(command.file);
-      const response = await client.ingest(command.tenant, command.stream, events);
-      return print(response, (body) => `stored ${body.count} events in ${body.key}\n`);
-    }
+    case 'ingest':
+      return ingest(command, context);
     case 'deletions.get':
-      return settle(await client.getDeletion(command.tenant, command.deletionId), context);
-    case 'streams.delete':
-      return follow(await client.deleteStream(command.tenant, command.stream), command, context);
+      return settle((await client.getDeletion(command.tenant, command.deletionId)).body, context);
+    case 'deletions.list':
+      return listDeletions(command, context);
+    case 'deletions.cancel': {
+      const { body } = await client.cancelDeletion(command.tenant, command.deletionId);
+      const exit = settle(body, context, true);
+      if (!context.json)
+        stdout.write(`${body.tenant}/${body.stream} is ACTIVE again, its data untouched\n`);
+      return exit;
+    }
+    case 'streams.delete': {
+      const { tenant, stream, graceSeconds } = command;
+      return follow(await client.deleteStream(tenant, stream, graceSeconds), command.wait, context);
+    }
     case 'deletions.retry':
       return follow(
         await client.retryDeletion(command.tenant, command.deletionId),
-        command,
+        command.wait,
+        context,
+      );
+    case 'deletions.expedite':
+      return follow(
+        await client.expediteDeletion(command.tenant, command.deletionId),
+        command.wait,
         context,
       );
   }
 }
 
-/** After a 202: print the receipt, or follow it to its end with `--wait`. */
-async function follow(
-  accepted: ApiResponse<DeletionReceipt>,
-  command: { wait: boolean },
+/** Sends the file as it is; a refusal comes back with hints drawn from the file. */
+async function ingest(
+  command: Extract<Command, { kind: 'ingest' }>,
   context: CommandContext,
 ): Promise<ExitCode> {
-  if (!command.wait) {
-    const exit = settle(accepted, context);
-    if (!context.json) {
-      const { tenant, deletionId } = accepted.body;
-      context.stdout.write(`follow it: lethe deletions get ${tenant} ${deletionId}\n`);
-    }
-    return exit;
+  const events = await context.readInput(command.file);
+  let response: ApiResponse<{ key: string; count: number }>;
+  try {
+    response = await context.client.ingest(command.tenant, command.stream, events);
+  } catch (error) {
+    throw error instanceof ApiError ? error.withHints(ingestHints(error, events)) : error;
   }
-  const receipt = await waitForDeletion({
-    client: context.client,
-    receipt: accepted.body,
-    intervalMs: context.intervalMs,
-    sleep: context.sleep,
-    reporter: context.json
-      ? undefined
-      : new ProgressReporter({ output: context.stderr, now: context.now }),
-  });
-  return settle({ ...accepted, body: receipt }, context);
+  const { key, count } = response.body;
+  context.stdout.write(
+    context.json
+      ? `${JSON.stringify(response.body)}\n`
+      : `stored ${plural(count, 'event')} in ${key}\n`,
+  );
+  return EXIT.ok;
 }
 
-/** Prints a receipt; a FAILED deletion is a failure of its own kind. */
-function settle(response: ApiResponse<DeletionReceipt>, context: CommandContext): ExitCode {
-  const receipt = response.body;
-  context.stdout.write(context.json ? `${JSON.stringify(receipt)}\n` : receiptSummary(receipt));
-  return receipt.state === 'FAILED' ? EXIT.deletionFailed : EXIT.ok;
+async function listDeletions(
+  command: Extract<Command, { kind: 'deletions.list' }>,
+  context: CommandContext,
+): Promise<ExitCode> {
+  const { tenant, state, limit } = command;
+  const response = await context.client.listDeletions(tenant, {
+    state,
+    limit,
+    nextToken: command.nextToken,
+  });
+  const body = response.body;
+  if (context.json) {
+    context.stdout.write(`${JSON.stringify(body)}\n`);
+  } else if (body.deletions.length === 0 && !body.nextToken) {
+    context.stdout.write(`no ${state ? `${state} ` : ''}deletions for tenant ${tenant}\n`);
+  } else {
+    const options = `${state ? ` --state ${state}` : ''}${limit ? ` --limit ${limit}` : ''}`;
+    context.stdout.write(
+      deletionTable(
+        body,
+        (token) => `lethe deletions list ${tenant}${options} --next-token ${token}`,
+      ),
+    );
+  }
+  return EXIT.ok;
 }

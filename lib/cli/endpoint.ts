@@ -1,14 +1,26 @@
+import { UsageError } from './values.ts';
+
+/** Where `npm start` serves the local stack. */
 export const LOCAL_ENDPOINT = 'http://127.0.0.1:3000';
+/** The stack whose ApiUrl is read when there is no --endpoint or LETHE_ENDPOINT. */
 export const DEFAULT_STACK = 'Lethe';
 
 /** The `ApiUrl` output of a CloudFormation stack, or why there is none. */
 export type StackLookup = (stackName: string) => Promise<{ url: string } | { reason: string }>;
 
-export interface EndpointChoice {
-  readonly url: string;
-  readonly source: 'flag' | 'env' | 'stack' | 'local';
-}
+/** The endpoint, and where it came from: said when it cannot be reached. */
+export type EndpointChoice =
+  | { readonly url: string; readonly source: 'flag' | 'env' }
+  | { readonly url: string; readonly source: 'stack'; readonly stack: string }
+  /** `stack` is the stack that could not be read, for `reason`. */
+  | {
+      readonly url: string;
+      readonly source: 'local';
+      readonly stack: string;
+      readonly reason: string;
+    };
 
+/** The endpoint cannot be had: a stack named by `--stack` without an ApiUrl. */
 export class EndpointError extends Error {
   override readonly name = 'EndpointError';
 }
@@ -23,28 +35,68 @@ export interface EndpointOptions {
   readonly lookupStack: StackLookup;
 }
 
-/** `--endpoint`, else LETHE_ENDPOINT, else the deployed stack's ApiUrl, else the local stack. */
+/**
+ * `--endpoint`, else LETHE_ENDPOINT, else the deployed stack's ApiUrl, else the local stack.
+ * A malformed `--endpoint` or LETHE_ENDPOINT is a UsageError.
+ */
 export async function resolveEndpoint(options: EndpointOptions): Promise<EndpointChoice> {
-  if (options.flag) return { url: checked(options.flag, '--endpoint'), source: 'flag' };
-  if (options.env) return { url: checked(options.env, 'LETHE_ENDPOINT'), source: 'env' };
-  const found = await options.lookupStack(options.stack ?? DEFAULT_STACK);
-  if ('url' in found)
-    return { url: checked(found.url, 'the stack output ApiUrl'), source: 'stack' };
-  if (options.stack) {
-    throw new EndpointError(`cannot read the ApiUrl of stack ${options.stack}: ${found.reason}`);
+  if (options.flag) return { url: checked(options.flag, '--endpoint', usage), source: 'flag' };
+  if (options.env) return { url: checked(options.env, 'LETHE_ENDPOINT', usage), source: 'env' };
+  const stack = options.stack ?? DEFAULT_STACK;
+  const found = await options.lookupStack(stack);
+  if ('url' in found) {
+    const url = checked(found.url, `the ApiUrl output of stack ${stack}`, unusable);
+    return { url, source: 'stack', stack };
   }
-  return { url: LOCAL_ENDPOINT, source: 'local' };
+  if (options.stack) {
+    throw new EndpointError(
+      `cannot read the ApiUrl of stack ${options.stack}: ${found.reason}\n` +
+        'hint: pass --endpoint URL or set LETHE_ENDPOINT to skip the stack',
+    );
+  }
+  return { url: LOCAL_ENDPOINT, source: 'local', stack, reason: found.reason };
 }
 
-function checked(url: string, from: string): string {
+/** Where the endpoint came from, in words. */
+export function describeSource(choice: EndpointChoice): string {
+  switch (choice.source) {
+    case 'flag':
+      return 'the endpoint came from --endpoint';
+    case 'env':
+      return 'the endpoint came from LETHE_ENDPOINT';
+    case 'stack':
+      return `the endpoint came from the ApiUrl output of stack ${choice.stack}`;
+    case 'local':
+      return `the endpoint is the local default: no --endpoint, no LETHE_ENDPOINT, and no ApiUrl from stack ${choice.stack} (${choice.reason})`;
+  }
+}
+
+/** What to do when nothing answers at the endpoint. */
+export function unreachableHint(choice: EndpointChoice): string {
+  switch (choice.source) {
+    case 'flag':
+      return 'hint: start the local stack with `npm start`, or check --endpoint';
+    case 'env':
+      return 'hint: start the local stack with `npm start`, or check LETHE_ENDPOINT';
+    case 'stack':
+      return `hint: check that stack ${choice.stack} is deployed, or set LETHE_ENDPOINT`;
+    case 'local':
+      return 'hint: start the local stack with `npm start`, or set LETHE_ENDPOINT';
+  }
+}
+
+const usage = (message: string) => new UsageError(message);
+const unusable = (message: string) => new EndpointError(message);
+
+function checked(url: string, from: string, failure: (message: string) => Error): string {
   let parsed: URL;
   try {
     parsed = new URL(url);
   } catch {
-    throw new EndpointError(`${from} is not a URL: ${url}`);
+    throw failure(`${from} is not a URL: ${url}`);
   }
   if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
-    throw new EndpointError(`${from} must be an http or https URL: ${url}`);
+    throw failure(`${from} must be an http or https URL: ${url}`);
   }
   return url.replace(/\/+$/, '');
 }

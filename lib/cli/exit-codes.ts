@@ -9,11 +9,14 @@ export const EXIT = {
   unreachable: 6,
   clientError: 7,
   noCredentials: 8,
+  cancelled: 9,
+  /** 128 + SIGINT, as shells report a command stopped by Ctrl-C. */
+  interrupted: 130,
 } as const;
 
 export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
 
-/** What each code means, as `lethe --help` and the README print it. */
+/** What each code means, as `lethe --help`, docs/cli.md and the README print it. */
 export const EXIT_MEANINGS: ReadonlyArray<readonly [ExitCode, string]> = [
   [EXIT.ok, 'success (for --wait: the deletion COMPLETED)'],
   [EXIT.unexpected, 'unexpected error, including a 5xx from the API'],
@@ -27,6 +30,8 @@ export const EXIT_MEANINGS: ReadonlyArray<readonly [ExitCode, string]> = [
     EXIT.noCredentials,
     'no AWS credentials (or region) to sign a request to a non-loopback endpoint',
   ],
+  [EXIT.cancelled, 'the deletion was CANCELLED (--wait, or a CANCELLED receipt)'],
+  [EXIT.interrupted, 'interrupted by Ctrl-C while waiting: the deletion goes on'],
 ];
 
 /** The exit code of an HTTP error status. */

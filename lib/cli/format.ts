@@ -1,9 +1,11 @@
 import type { DeletionReceipt, StreamView } from '../core/index.ts';
-import type { StreamPage } from './client.ts';
+import type { DeletionPage, StreamPage } from './client.ts';
+import { startsIn } from './countdown.ts';
 import { formatBytes, formatCount, formatDuration } from './progress.ts';
 
 const name = (view: { tenant: string; stream: string }) => `${view.tenant}/${view.stream}`;
 
+/** A stream, one field a line. */
 export function describeStream(view: StreamView): string {
   const lines = [
     `stream      ${name(view)}`,
@@ -16,30 +18,79 @@ export function describeStream(view: StreamView): string {
   return `${lines.join('\n')}\n`;
 }
 
+/** Columns padded to their widest cell; a column listed in `right` is aligned right. */
+export function table(rows: readonly string[][], right: readonly number[] = []): string[] {
+  const widths = rows[0]?.map((_, column) =>
+    Math.max(...rows.map((row) => row[column]?.length ?? 0)),
+  );
+  return rows.map((row) =>
+    row
+      .map((cell, column) =>
+        right.includes(column)
+          ? cell.padStart(widths?.[column] ?? 0)
+          : cell.padEnd(widths?.[column] ?? 0),
+      )
+      .join('  ')
+      .trimEnd(),
+  );
+}
+
+/** A page of streams, and the option that reads the next page. */
 export function streamTable(page: StreamPage): string {
   const rows = [['STREAM', 'STATE', 'GENERATION', 'CREATED', 'LOCATION']];
   for (const view of page.streams) {
     rows.push([view.stream, view.state, String(view.generation), view.createdAt, view.location]);
   }
-  const widths = rows[0]?.map((_, column) =>
-    Math.max(...rows.map((row) => row[column]?.length ?? 0)),
-  );
-  const lines = rows.map((row) =>
-    row
-      .map((cell, column) => cell.padEnd(widths?.[column] ?? 0))
-      .join('  ')
-      .trimEnd(),
-  );
+  const lines = table(rows);
   if (page.nextToken) lines.push(`more: --next-token ${page.nextToken}`);
   return `${lines.join('\n')}\n`;
 }
 
-/** One line that says how a deletion ended (or stands), then one line per reported failure. */
-export function receiptSummary(receipt: DeletionReceipt): string {
+/** A page of deletions, newest first, and the command that reads the next page. */
+export function deletionTable(page: DeletionPage, nextPage: (token: string) => string): string {
+  const newestFirst = [...page.deletions].sort((a, b) =>
+    b.requestedAt.localeCompare(a.requestedAt),
+  );
+  const rows = [['DELETION', 'STREAM', 'STATE', 'REQUESTED', 'OBJECTS DELETED']];
+  for (const receipt of newestFirst) {
+    rows.push([
+      receipt.deletionId,
+      receipt.stream,
+      receipt.state,
+      receipt.requestedAt,
+      formatCount(receipt.objectsDeleted),
+    ]);
+  }
+  const lines = table(rows, [4]);
+  if (page.nextToken) lines.push(`more: ${nextPage(page.nextToken)}`);
+  return `${lines.join('\n')}\n`;
+}
+
+/** What may be done with a SCHEDULED deletion before it starts, one command a line. */
+export function scheduledCommands(receipt: DeletionReceipt): string {
+  const target = `${receipt.tenant} ${receipt.deletionId}`;
+  return [
+    `cancel it:    lethe deletions cancel ${target}`,
+    `start it now: lethe deletions expedite ${target}`,
+    `follow it:    lethe deletions get ${target}`,
+    '',
+  ].join('\n');
+}
+
+/**
+ * One line that says how a deletion ended (or stands), then one line per reported failure.
+ * `wallNow` (milliseconds since the epoch) says how long a SCHEDULED deletion has to go.
+ */
+export function receiptSummary(receipt: DeletionReceipt, wallNow = Date.now()): string {
   const what = `${name(receipt)} generation ${receipt.generation}`;
   const amount = `${formatCount(receipt.objectsDeleted)} objects (${formatBytes(receipt.bytesDeleted)})`;
   let line: string;
-  if (receipt.state === 'COMPLETED') {
+  if (receipt.state === 'SCHEDULED') {
+    line = `SCHEDULED ${what}: nothing deleted yet; the deletion starts at ${receipt.executeAfter}, ${startsIn(receipt.executeAfter, wallNow)}`;
+  } else if (receipt.state === 'CANCELLED') {
+    const when = receipt.cancelledAt ? ` at ${receipt.cancelledAt}` : '';
+    line = `CANCELLED ${what}${when}: nothing was deleted`;
+  } else if (receipt.state === 'COMPLETED') {
     const took = receipt.completedAt
       ? ` in ${formatDuration(Date.parse(receipt.completedAt) - Date.parse(receipt.requestedAt))}`
       : '';

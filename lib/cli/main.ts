@@ -1,11 +1,13 @@
 import { readFile } from 'node:fs/promises';
 import { buffer } from 'node:stream/consumers';
-import { parseInvocation, UsageError } from './args.ts';
-import { ApiError, type Fetch, LetheClient, UnreachableError } from './client.ts';
-import { execute } from './commands.ts';
-import { EndpointError, resolveEndpoint, type StackLookup } from './endpoint.ts';
-import { EXIT, type ExitCode, exitCodeForStatus } from './exit-codes.ts';
-import { HELP } from './help.ts';
+import { setTimeout as delay } from 'node:timers/promises';
+import { type Command, parseInvocation, UsageError } from './args.ts';
+import { type Fetch, LetheClient } from './client.ts';
+import { execute, type Interrupts } from './commands.ts';
+import { type EndpointChoice, resolveEndpoint, type StackLookup } from './endpoint.ts';
+import { EXIT, type ExitCode } from './exit-codes.ts';
+import { describeFailure, NoCredentialsError } from './failure.ts';
+import { groupHelp, HELP } from './help.ts';
 import type { Output } from './progress.ts';
 import { type CredentialsProvider, createSigner, needsSigning, regionOfHost } from './signing.ts';
 
@@ -15,34 +17,39 @@ export interface CliDependencies {
   readonly stdout: Output;
   readonly stderr: Output;
   readonly fetch: Fetch;
+  /** Milliseconds since some fixed point: elapsed times and rates. */
   readonly now: () => number;
-  readonly sleep: (ms: number) => Promise<void>;
+  /** Resolves after `ms`, or rejects as soon as `signal` aborts. */
+  readonly sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
   readonly readInput: (file: string) => Promise<Uint8Array>;
   readonly lookupStack: (region: string | undefined) => StackLookup;
   readonly credentials: () => CredentialsProvider;
   /** The region of the SDK's configuration chain, for endpoints whose host does not name one. */
   readonly configuredRegion: (region: string | undefined) => Promise<string | undefined>;
-}
-
-class NoCredentialsError extends Error {
-  override readonly name = 'NoCredentialsError';
+  /**
+   * Milliseconds since the epoch, read once: the countdown to a SCHEDULED deletion goes on
+   * from it by `now`. @default Date.now
+   */
+  readonly wallClock?: () => number;
+  /** Ctrl-C: while waiting, it stops the wait (exit 130) and leaves the deletion running. */
+  readonly interrupts?: Interrupts;
 }
 
 /** Runs `lethe` with these arguments and returns its exit code. */
 export async function run(argv: readonly string[], deps: CliDependencies): Promise<ExitCode> {
-  const fail = (code: ExitCode, message: string) => {
-    deps.stderr.write(`lethe: ${message}\n`);
-    return code;
-  };
   let json = false;
+  let endpoint: EndpointChoice | undefined;
+  let command: Command | undefined;
   try {
-    const { command, options } = parseInvocation(argv);
+    const invocation = parseInvocation(argv);
+    command = invocation.command;
+    const { options } = invocation;
     json = options.json;
     if (command.kind === 'help') {
-      deps.stdout.write(HELP);
+      deps.stdout.write(command.topic ? groupHelp(command.topic) : HELP);
       return EXIT.ok;
     }
-    const endpoint = await resolveEndpoint({
+    endpoint = await resolveEndpoint({
       flag: options.endpoint,
       env: deps.env.LETHE_ENDPOINT,
       stack: options.stack,
@@ -61,29 +68,25 @@ export async function run(argv: readonly string[], deps: CliDependencies): Promi
       stdout: deps.stdout,
       stderr: deps.stderr,
       now: deps.now,
+      wallNow: wallClockOf(deps),
       sleep: deps.sleep,
+      interrupts: deps.interrupts,
       readInput: deps.readInput,
     });
   } catch (error) {
-    if (error instanceof UsageError) {
-      return fail(EXIT.usage, `${error.message}\nRun 'lethe --help' for usage.`);
-    }
-    if (error instanceof ApiError) {
-      if (json && error.raw) deps.stdout.write(`${error.raw}\n`);
-      return fail(
-        exitCodeForStatus(error.status),
-        `${error.code}: ${error.message} (HTTP ${error.status})`,
-      );
-    }
-    if (error instanceof UnreachableError || error instanceof EndpointError) {
-      return fail(EXIT.unreachable, error.message);
-    }
-    if (error instanceof NoCredentialsError) return fail(EXIT.noCredentials, error.message);
-    return fail(
-      EXIT.unexpected,
-      error instanceof Error ? (error.stack ?? error.message) : String(error),
-    );
+    const tenant = command && 'tenant' in command ? command.tenant : undefined;
+    const failure = describeFailure(error, { json, endpoint, tenant });
+    if (failure.stdout) deps.stdout.write(failure.stdout);
+    deps.stderr.write(`lethe: ${failure.lines.join('\n')}\n`);
+    return failure.code;
   }
+}
+
+/** The wall clock, read once and carried on by the monotonic clock. */
+function wallClockOf(deps: CliDependencies): () => number {
+  const wallStart = (deps.wallClock ?? Date.now)();
+  const start = deps.now();
+  return () => wallStart + (deps.now() - start);
 }
 
 async function signerFor(url: URL, region: string | undefined, deps: CliDependencies) {
@@ -112,7 +115,13 @@ export function processDependencies(): CliDependencies {
     stderr: process.stderr,
     fetch: (input, init) => fetch(input, init),
     now: () => performance.now(),
-    sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+    sleep: (ms, signal) => delay(ms, undefined, signal ? { signal } : {}),
+    wallClock: Date.now,
+    // Once: a second Ctrl-C ends the process the default way, at once.
+    interrupts: (onInterrupt) => {
+      process.once('SIGINT', onInterrupt);
+      return () => process.off('SIGINT', onInterrupt);
+    },
     readInput: async (file) => {
       try {
         return file === '-' ? await buffer(process.stdin) : await readFile(file);

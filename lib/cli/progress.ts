@@ -1,3 +1,5 @@
+import { isDue, renderCountdown } from './countdown.ts';
+
 /** A terminal or a pipe: progress is redrawn in place on a TTY, printed as lines elsewhere. */
 export interface Output {
   write(chunk: string): unknown;
@@ -10,7 +12,14 @@ export interface ProgressSnapshot {
   readonly objectsDeleted: number;
   /** Objects to delete in all, when the API reports it; without it there is no ETA. */
   readonly total?: number | undefined;
+  /** Named on the final line. */
+  readonly deletionId?: string | undefined;
+  /** When a SCHEDULED deletion starts: shown as a countdown until then. */
+  readonly executeAfter?: string | undefined;
 }
+
+/** The states a deletion ends in: its receipt no longer changes. */
+const ENDED = new Set(['COMPLETED', 'FAILED', 'CANCELLED']);
 
 export const formatCount = (value: number) => Math.round(value).toLocaleString('en-US');
 
@@ -80,19 +89,26 @@ export interface ProgressView {
   readonly perSecond: number | undefined;
 }
 
-/** The parts every progress line shows: count, rate, ETA (only with a total and a rate). */
+/**
+ * The parts every progress line shows: count, rate (once known), elapsed, ETA (only with a
+ * total and a rate), and the deletion once it has ended.
+ */
 function parts({ snapshot, elapsedMs, perSecond }: ProgressView): string[] {
   const { objectsDeleted, total } = snapshot;
   const count =
     total === undefined
       ? `${formatCount(objectsDeleted)} objects deleted`
       : `${formatCount(objectsDeleted)}/${formatCount(total)} objects deleted`;
-  const rate = perSecond === undefined ? '- objects/s' : `${formatCount(perSecond)} objects/s`;
-  const shown = [snapshot.state, count, rate, `elapsed ${formatDuration(elapsedMs)}`];
+  const named = snapshot.deletionId ? [`deletion ${snapshot.deletionId}`] : [];
+  // Cancelled in its grace window: there never was anything to count.
+  if (snapshot.state === 'CANCELLED') return [snapshot.state, 'nothing was deleted', ...named];
+  const shown = [snapshot.state, count];
+  if (perSecond !== undefined) shown.push(`${formatCount(perSecond)} objects/s`);
+  shown.push(`elapsed ${formatDuration(elapsedMs)}`);
   if (total !== undefined && perSecond !== undefined && perSecond > 0) {
     shown.push(`ETA ${formatDuration((Math.max(0, total - objectsDeleted) / perSecond) * 1000)}`);
   }
-  return shown;
+  return ENDED.has(snapshot.state) ? [...shown, ...named] : shown;
 }
 
 export function renderProgressLine(view: ProgressView, tick: number): string {
@@ -109,45 +125,87 @@ export interface ProgressReporterOptions {
   readonly output: Output;
   /** Milliseconds since some fixed point. */
   readonly now: () => number;
+  /** Milliseconds since the epoch, for the countdown to a SCHEDULED deletion. @default now */
+  readonly wallNow?: () => number;
   /** Least time between two lines when the output is not a TTY. @default 5000 */
   readonly plainIntervalMs?: number;
 }
 
-/** Shows a deletion's progress: redrawn in place on a TTY, a line now and then elsewhere. */
+/**
+ * Shows a deletion's progress: redrawn in place on a TTY, a line now and then elsewhere. A
+ * SCHEDULED deletion shows a countdown to its start instead, and the progress (its elapsed
+ * time, its rate) starts when the deletion does. The final line stays, naming the deletion.
+ */
 export class ProgressReporter {
   readonly #output: Output;
   readonly #now: () => number;
+  readonly #wallNow: () => number;
   readonly #plainIntervalMs: number;
-  readonly #meter = new RateMeter();
-  readonly #startedAt: number;
+  #meter = new RateMeter();
+  #startedAt: number;
+  #counting = true;
   #tick = 0;
   #lastPlain: { at: number; state: string } | undefined;
+  /** A line is drawn on the TTY and not yet cleared or ended. */
+  #drawn = false;
 
   constructor(options: ProgressReporterOptions) {
     this.#output = options.output;
     this.#now = options.now;
+    this.#wallNow = options.wallNow ?? options.now;
     this.#plainIntervalMs = options.plainIntervalMs ?? 5_000;
     this.#startedAt = options.now();
   }
 
   update(snapshot: ProgressSnapshot): void {
     const at = this.#now();
+    if (snapshot.state === 'SCHEDULED' && snapshot.executeAfter) {
+      this.#counting = true;
+      const wallNow = this.#wallNow();
+      // Coming due is a change of its own: a log says so at once.
+      const phase = isDue(snapshot.executeAfter, wallNow) ? 'SCHEDULED, due' : 'SCHEDULED';
+      this.#show(phase, at, renderCountdown(snapshot.executeAfter, wallNow));
+      return;
+    }
+    if (this.#counting) this.#start(at);
     this.#meter.add(at, snapshot.objectsDeleted);
     const view = { snapshot, elapsedMs: at - this.#startedAt, perSecond: this.#meter.perSecond() };
+    if (!this.#output.isTTY) {
+      this.#show(snapshot.state, at, parts(view).join(', '));
+    } else if (ENDED.has(snapshot.state)) {
+      // The final line is written whole, once, and stays.
+      this.#output.write(`\r${renderProgressLine(view, this.#tick++)}\x1b[K\n`);
+      this.#drawn = false;
+    } else {
+      this.#show(snapshot.state, at, renderProgressLine(view, this.#tick++));
+    }
+  }
+
+  /** Clears a bar left drawn, so what follows starts on a clean line. */
+  finish(): void {
+    if (this.#output.isTTY && this.#drawn) this.#output.write('\r\x1b[K');
+    this.#drawn = false;
+  }
+
+  /** The deletion has started (or started again after a countdown): the clock starts now. */
+  #start(at: number): void {
+    this.#counting = false;
+    this.#startedAt = at;
+    this.#meter = new RateMeter();
+  }
+
+  /** Redraws the line on a TTY; elsewhere prints it at every change of state, else now and then. */
+  #show(state: string, at: number, line: string): void {
     if (this.#output.isTTY) {
-      const line = renderProgressLine(view, this.#tick++);
-      const columns = this.#output.columns ?? 80;
+      // A terminal that does not know its width says 0.
+      const columns = this.#output.columns || 80;
       this.#output.write(`\r${line.slice(0, Math.max(1, columns - 1))}\x1b[K`);
+      this.#drawn = true;
       return;
     }
     const last = this.#lastPlain;
-    if (last && last.state === snapshot.state && at - last.at < this.#plainIntervalMs) return;
-    this.#lastPlain = { at, state: snapshot.state };
-    this.#output.write(`${renderPlainLine(view)}\n`);
-  }
-
-  /** Clears the bar so the final line starts on a clean line. */
-  finish(): void {
-    if (this.#output.isTTY) this.#output.write('\r\x1b[K');
+    if (last && last.state === state && at - last.at < this.#plainIntervalMs) return;
+    this.#lastPlain = { at, state };
+    this.#output.write(`lethe: ${line}\n`);
   }
 }

@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -26,8 +26,8 @@ interface CliRun {
 interface CliOptions {
   input?: string;
   env?: Record<string, string | undefined>;
-  /** Called with stderr as it grows (progress lines). */
-  onStderr?: (stderr: string) => void;
+  /** Called with stderr as it grows (progress lines), and the running process. */
+  onStderr?: (stderr: string, child: ChildProcess) => void;
   /** Run through `npx lethe` (the package's bin) instead of node directly. */
   npx?: boolean;
 }
@@ -72,7 +72,7 @@ describe('the lethe CLI against a local stack', () => {
       });
       child.stderr.on('data', (chunk: Buffer) => {
         stderr += chunk.toString();
-        options.onStderr?.(stderr);
+        options.onStderr?.(stderr, child);
       });
       child.on('error', reject);
       child.on('close', (code) => resolve({ code, stdout, stderr }));
@@ -108,7 +108,8 @@ describe('the lethe CLI against a local stack', () => {
 
     // Assess
     expect(result.code).toBe(0);
-    expect(result.stdout).toContain('  lethe delete TENANT/STREAM [--wait]');
+    expect(result.stdout).toContain('  lethe delete TENANT/STREAM [--grace DURATION] [--wait]');
+    expect(result.stdout).toContain('  lethe deletions cancel TENANT DELETION_ID');
     expect(result.stdout).toContain('  4  conflict (409)');
   });
 
@@ -137,7 +138,7 @@ describe('the lethe CLI against a local stack', () => {
     // Assess
     const stored = (count: number) =>
       new RegExp(
-        `^stored ${count} events in streams/${ref}/1/dt=\\d{4}-\\d{2}-\\d{2}/\\S+\\.json\\n$`,
+        `^stored ${count} ${count === 1 ? 'event' : 'events'} in streams/${ref}/1/dt=\\d{4}-\\d{2}-\\d{2}/\\S+\\.json\\n$`,
       );
     expect(first.code).toBe(0);
     expect(first.stdout).toMatch(stored(3));
@@ -211,17 +212,27 @@ describe('the lethe CLI against a local stack', () => {
     deletionId = match?.[1] ?? '';
   });
 
-  it('exits 4 when creating or ingesting while the deletion runs', async () => {
+  it('exits 4 when creating or ingesting while the deletion runs, naming the deletion', async () => {
     // Act
     const create = await lethe(['streams', 'create', ref]);
     const ingest = await lethe(['ingest', ref, '-', '--json'], { input: '[{"late":true}]' });
 
     // Assess
-    const message = `stream ${ref} is being deleted; retry after the deletion completes`;
+    const [refusal, hint, rest] = create.stderr.split('\n');
     expect(create.code).toBe(4);
-    expect(create.stderr).toBe(`lethe: StreamDeleting: ${message} (HTTP 409)\n`);
+    expect(refusal).toMatch(
+      new RegExp(`^lethe: StreamDeleting: stream ${ref} is being deleted.* \\(HTTP 409\\)$`),
+    );
+    expect(refusal).toContain(`(deletion ${deletionId})`);
+    expect(hint).toBe(`follow it: lethe deletions get acme ${deletionId}`);
+    expect(rest).toBe('');
     expect(ingest.code).toBe(4);
-    expect(JSON.parse(ingest.stdout)).toEqual({ error: { code: 'StreamDeleting', message } });
+    expect(JSON.parse(ingest.stdout)).toMatchObject({
+      error: {
+        code: 'StreamDeleting',
+        message: expect.stringMatching(new RegExp(`^stream ${ref} is being deleted`)),
+      },
+    });
   });
 
   it('delete --wait follows the deletion to COMPLETED and ends with the receipt', async () => {
@@ -242,7 +253,7 @@ describe('the lethe CLI against a local stack', () => {
     expect(progress[0]).toMatch(/^lethe: (PENDING|RUNNING), \d+ objects deleted, /);
     expect(progress.at(-1)).toMatch(
       new RegExp(
-        `^lethe: COMPLETED, ${deleted.objects} objects deleted, [\\d,]+ objects/s, elapsed \\d+s$`,
+        `^lethe: COMPLETED, ${deleted.objects} objects deleted(, [\\d,]+ objects/s)?, elapsed \\d+s, deletion ${deletionId}$`,
       ),
     );
   });
@@ -287,7 +298,14 @@ describe('the lethe CLI against a local stack', () => {
 
     // Assess
     expect(result.code).toBe(6);
-    expect(result.stderr).toBe(`lethe: cannot reach http://127.0.0.1:${port}: ECONNREFUSED\n`);
+    expect(result.stderr).toBe(
+      [
+        `lethe: cannot reach http://127.0.0.1:${port}: ECONNREFUSED`,
+        'the endpoint came from --endpoint',
+        'hint: start the local stack with `npm start`, or check --endpoint',
+        '',
+      ].join('\n'),
+    );
   });
 
   it('finds the API through the ApiUrl output of a CloudFormation stack', async () => {
@@ -316,5 +334,143 @@ describe('the lethe CLI against a local stack', () => {
     } finally {
       await cloudFormation.send(new DeleteStackCommand({ StackName: stackName }));
     }
+  });
+  describe('a deletion with a grace window', () => {
+    const graced = `${stream}-g`;
+    const gracedRef = `acme/${graced}`;
+    const idOf = (stdout: string) =>
+      /\(deletion ([0-9a-f-]{36}), attempts \d+\)/.exec(stdout)?.[1] ?? '';
+
+    it('is SCHEDULED, says when it starts and how to stop it, and cancels', async () => {
+      // Prepare
+      expect((await lethe(['streams', 'create', gracedRef])).code).toBe(0);
+
+      // Act
+      const scheduled = await lethe(['delete', gracedRef, '--grace', '1h']);
+      const id = idOf(scheduled.stdout);
+      const listed = await lethe(['deletions', 'list', 'acme', '--state', 'scheduled']);
+      const cancelled = await lethe(['deletions', 'cancel', 'acme', id]);
+      const view = await lethe(['streams', 'get', gracedRef]);
+
+      // Assess
+      expect(scheduled.code).toBe(0);
+      expect(scheduled.stdout).toMatch(
+        new RegExp(
+          `^SCHEDULED ${gracedRef} generation 1: nothing deleted yet; the deletion starts at \\S+Z, in 59m \\d\\ds \\(deletion ${id}, attempts \\d+\\)\\n` +
+            `cancel it: +lethe deletions cancel acme ${id}\\n` +
+            `start it now: lethe deletions expedite acme ${id}\\n` +
+            `follow it: +lethe deletions get acme ${id}\\n$`,
+        ),
+      );
+      expect(listed.code).toBe(0);
+      expect(listed.stdout.split('\n')[0]).toMatch(
+        /^DELETION +STREAM +STATE +REQUESTED +OBJECTS DELETED$/,
+      );
+      expect(listed.stdout).toMatch(new RegExp(`^${id} +${graced} +SCHEDULED +\\S+ +0$`, 'm'));
+      expect(cancelled.code).toBe(0);
+      expect(cancelled.stdout).toMatch(
+        new RegExp(
+          `^CANCELLED ${gracedRef} generation 1 at \\S+: nothing was deleted \\(deletion ${id}, `,
+        ),
+      );
+      expect(cancelled.stdout).toContain(`${gracedRef} is ACTIVE again, its data untouched\n`);
+      expect(view.stdout).toMatch(/^state +ACTIVE$/m);
+    });
+
+    it('stops waiting on Ctrl-C, exits 130, and the deletion goes on until expedited', async () => {
+      // Act: Ctrl-C as soon as the countdown shows.
+      let pressed = false;
+      const waiting = await lethe(['delete', gracedRef, '--grace', '1h', '--wait'], {
+        onStderr: (_, child) => {
+          if (!pressed) child.kill('SIGINT');
+          pressed = true;
+        },
+      });
+      const id = /lethe deletions get acme ([0-9a-f-]{36})/.exec(waiting.stderr)?.[1] ?? '';
+      const still = await lethe(['deletions', 'get', 'acme', id]);
+      const expedited = await lethe([
+        'deletions',
+        'expedite',
+        'acme',
+        id,
+        '--wait',
+        '--interval',
+        '0.25',
+      ]);
+
+      // Assess
+      expect(waiting.code).toBe(130);
+      expect(waiting.stdout).toBe('');
+      expect(waiting.stderr).toMatch(/^lethe: SCHEDULED, starts in 59m \d\ds \(at \S+\)\n/);
+      expect(waiting.stderr).toMatch(
+        new RegExp(
+          `\\nlethe: the deletion goes on: follow it with lethe deletions get acme ${id}\\n` +
+            `cancel it with lethe deletions cancel acme ${id}\\n$`,
+        ),
+      );
+      expect(still.stdout).toMatch(/^SCHEDULED /);
+      expect(expedited.code).toBe(0);
+      expect(expedited.stdout).toMatch(
+        new RegExp(`^COMPLETED ${gracedRef} generation 1: 0 objects \\(0 B\\) deleted in `),
+      );
+    });
+
+    it('counts down with --wait, then follows the deletion to COMPLETED', async () => {
+      // Prepare: the name is free again, for a second incarnation.
+      expect((await lethe(['streams', 'create', gracedRef])).code).toBe(0);
+
+      // Act
+      const result = await lethe([
+        'delete',
+        gracedRef,
+        '--grace',
+        '3s',
+        '--wait',
+        '--interval',
+        '0.25',
+      ]);
+
+      // Assess
+      expect(result.code).toBe(0);
+      const lines = result.stderr.trimEnd().split('\n');
+      expect(lines[0]).toMatch(/^lethe: SCHEDULED, starts in [23]s \(at \S+\)$/);
+      expect(lines.at(-1)).toMatch(
+        /^lethe: COMPLETED, 0 objects deleted, .*deletion [0-9a-f-]{36}$/,
+      );
+      expect(result.stdout).toMatch(new RegExp(`^COMPLETED ${gracedRef} generation 2: `));
+    });
+  });
+
+  describe('first use', () => {
+    it('hints that an NDJSON file needs to be a JSON array', async () => {
+      // Act
+      const result = await lethe(['ingest', ref, '-'], { input: '{"a":1}\n{"a":2}\n' });
+
+      // Assess
+      expect(result.code).toBe(7);
+      const lines = result.stderr.split('\n');
+      expect(lines[0]).toMatch(/^lethe: InvalidJson: the body is not valid JSON.* \(HTTP 400\)$/);
+      expect(lines).toContain(
+        'hint: the file looks like NDJSON (one event per line); the API takes a JSON array: wrap the lines in [ ... ] with commas',
+      );
+      // Where the API's parser stopped, when its message says: the second line.
+      if (/position \d+/.test(lines[0] ?? '')) {
+        expect(lines).toContain('the API stopped at position 8 (line 2, column 1)');
+      }
+    });
+
+    it('suggests the option meant, and exits 2 for a malformed LETHE_ENDPOINT', async () => {
+      // Act
+      const typo = await lethe(['deletions', 'list', 'acme', '--limt', '5']);
+      const malformed = await lethe(['health'], { env: { LETHE_ENDPOINT: 'localhost:3000' } });
+
+      // Assess
+      expect(typo.code).toBe(2);
+      expect(typo.stderr).toBe(
+        "lethe: unknown option --limt (did you mean --limit?)\nRun 'lethe --help' for usage.\n",
+      );
+      expect(malformed.code).toBe(2);
+      expect(malformed.stderr).toMatch(/^lethe: LETHE_ENDPOINT must be an http or https URL: /);
+    });
   });
 });

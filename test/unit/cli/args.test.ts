@@ -36,7 +36,35 @@ describe.each<[string, Command]>([
   ['health', { kind: 'health' }],
   ['', { kind: 'help' }],
   ['--help', { kind: 'help' }],
-  ['streams get acme/logs -h', { kind: 'help' }],
+  ['streams get acme/logs -h', { kind: 'help', topic: 'streams' }],
+  ['health --help', { kind: 'help' }],
+  ['help', { kind: 'help' }],
+  ['help streams', { kind: 'help', topic: 'streams' }],
+  ['help deletions', { kind: 'help', topic: 'deletions' }],
+  ['help ingest', { kind: 'help' }],
+  ['deletions --help', { kind: 'help', topic: 'deletions' }],
+  [
+    'delete acme/logs --grace 24h',
+    { kind: 'streams.delete', tenant: 'acme', stream: 'logs', wait: false, graceSeconds: 86_400 },
+  ],
+  [
+    'streams delete acme/logs --grace 0 --wait',
+    { kind: 'streams.delete', tenant: 'acme', stream: 'logs', wait: true, graceSeconds: 0 },
+  ],
+  [`deletions cancel acme ${ID}`, { kind: 'deletions.cancel', tenant: 'acme', deletionId: ID }],
+  [
+    `deletions expedite acme ${ID}`,
+    { kind: 'deletions.expedite', tenant: 'acme', deletionId: ID, wait: false },
+  ],
+  [
+    `deletions expedite acme ${ID} --wait`,
+    { kind: 'deletions.expedite', tenant: 'acme', deletionId: ID, wait: true },
+  ],
+  ['deletions list acme', { kind: 'deletions.list', tenant: 'acme' }],
+  [
+    'deletions list acme --state failed --limit 5 --next-token abc',
+    { kind: 'deletions.list', tenant: 'acme', state: 'FAILED', limit: 5, nextToken: 'abc' },
+  ],
 ])('lethe %s', (line, command) => {
   it('parses to the command', () => {
     // Act
@@ -85,25 +113,82 @@ describe('global options', () => {
 });
 
 describe.each<[string, string]>([
-  ['streams create Acme/logs', 'tenant name must match ^[a-z0-9][a-z0-9_-]{0,62}$ (got "Acme")'],
-  ['streams get acme/-logs', 'stream name must match ^[a-z0-9][a-z0-9_-]{0,62}$ (got "-logs")'],
+  [
+    'streams create Acme/logs',
+    'tenant name must be lowercase letters, digits, - and _, 1 to 63 characters, starting with a letter or digit (got "Acme": "A" is not allowed)',
+  ],
+  [
+    'streams get acme/-logs',
+    'stream name must be lowercase letters, digits, - and _, 1 to 63 characters, starting with a letter or digit (got "-logs": it starts with -)',
+  ],
+  [
+    'streams get /logs',
+    'tenant name must be lowercase letters, digits, - and _, 1 to 63 characters, starting with a letter or digit (got "", an empty name)',
+  ],
+  [`streams get acme/${'a'.repeat(64)}`, 'stream name is too long: 64 characters, at most 63'],
+  [`delete ${'t'.repeat(80)}/logs`, 'tenant name is too long: 80 characters, at most 63'],
   ['streams get acme', 'expected TENANT/STREAM, got "acme"'],
   ['streams get acme/logs/x', 'expected TENANT/STREAM, got "acme/logs/x"'],
   ['streams create', 'usage: lethe streams create TENANT/STREAM'],
-  ['streams list acme/logs', 'tenant name must match ^[a-z0-9][a-z0-9_-]{0,62}$ (got "acme/logs")'],
-  ['ingest acme/logs', 'usage: lethe ingest TENANT/STREAM FILE (a JSON array; - for stdin)'],
+  ['streams list acme/logs', '(got "acme/logs": "/" is not allowed)'],
+  ['ingest acme/logs', 'usage: lethe ingest TENANT/STREAM FILE'],
   ['deletions get acme', 'usage: lethe deletions get TENANT DELETION_ID'],
-  ['streams purge acme/logs', 'unknown command: streams purge'],
-  ['frobnicate', 'unknown command: frobnicate'],
-  ['streams get acme/logs --wait', '--wait goes with delete, streams delete and deletions retry'],
-  ['streams get acme/logs --limit 5', '--limit and --next-token go with streams list'],
+  ['deletions cancel acme x y', 'usage: lethe deletions cancel TENANT DELETION_ID'],
+  ['deletions get acme 42', 'DELETION_ID must be a lowercase UUID (got "42")'],
+  [
+    'streams purge acme/logs',
+    'unknown command streams purge; lethe streams takes:\n  lethe streams create',
+  ],
+  ['streams lsit acme', 'unknown command streams lsit (did you mean streams list?)'],
+  ['deletions cancle acme', 'unknown command deletions cancle (did you mean deletions cancel?)'],
+  ['frobnicate', 'unknown command frobnicate'],
+  ['strems list acme', 'unknown command strems (did you mean streams?)'],
+  ['delet acme/logs', 'unknown command delet (did you mean delete?)'],
+  ['cancel acme', 'unknown command cancel (did you mean deletions cancel?)'],
+  ['list acme', 'unknown command list (did you mean streams list or deletions list?)'],
+  ['help frob', 'unknown help topic frob'],
+  ['help stream', 'unknown help topic stream (did you mean streams?)'],
+  ['streams', 'streams needs a subcommand:\n  lethe streams create TENANT/STREAM'],
+  ['deletions', 'deletions needs a subcommand:\n  lethe deletions list TENANT'],
+  [
+    'streams get acme/logs --wait',
+    '--wait goes with delete, streams delete, deletions retry and deletions expedite',
+  ],
+  ['streams get acme/logs --limit 5', '--limit goes with streams list and deletions list'],
+  [
+    `deletions get acme ${ID} --next-token x`,
+    '--next-token goes with streams list and deletions list',
+  ],
+  ['streams list acme --state FAILED', '--state goes with deletions list'],
+  [`deletions retry acme ${ID} --grace 1h`, '--grace goes with delete and streams delete'],
+  [
+    'deletions list acme --state DONE',
+    '--state must be one of SCHEDULED, PENDING, RUNNING, COMPLETED, FAILED, CANCELLED (got DONE)',
+  ],
+  ['deletions list acme --state runing', '(got runing) (did you mean RUNNING?)'],
+  ['deletions list acme --limit 101', '--limit must be an integer from 1 to 100 (got 101)'],
+  [
+    'delete acme/logs --grace soon',
+    '--grace must be a duration such as 90s, 15m, 24h or 7d, or a number of seconds (got "soon")',
+  ],
+  [
+    'delete acme/logs --grace 31d',
+    '--grace must be at most 30 days (2,592,000 seconds); 31d is 2,678,400 seconds',
+  ],
+  ['delete acme/logs --grace 2592001', '2592001 is 2,592,001 seconds'],
   ['streams list acme --limit 0', '--limit must be an integer from 1 to 100 (got 0)'],
   ['streams list acme --limit 1.5', '--limit must be an integer from 1 to 100 (got 1.5)'],
   [
     'delete acme/logs --wait --interval 0',
     '--interval must be a number of seconds from 0.1 to 3600 (got 0)',
   ],
-  ['health --verbose', "Unknown option '--verbose'"],
+  ['health --verbose', 'unknown option --verbose'],
+  ['streams list acme --limt 5', 'unknown option --limt (did you mean --limit?)'],
+  ['streams list acme --nexttoken x', 'unknown option --nexttoken (did you mean --next-token?)'],
+  ['delete acme/logs --wiat', 'unknown option --wiat (did you mean --wait?)'],
+  ['health -x', 'unknown option -x'],
+  ['streams list acme --limit', 'option --limit needs a value'],
+  ['health --json=yes', 'option --json takes no value'],
 ])('lethe %s', (line, message) => {
   it('is a usage error that says what is wrong', () => {
     // Act
@@ -112,5 +197,56 @@ describe.each<[string, string]>([
     // Assess
     expect(parse).toThrow(UsageError);
     expect(parse).toThrow(message);
+  });
+});
+
+describe('an unknown option', () => {
+  it('names no option when none is near', () => {
+    // Act
+    const parse = () => parseInvocation(['health', '--verbose']);
+
+    // Assess
+    expect(parse).toThrow(/^unknown option --verbose$/);
+  });
+});
+
+describe('a name', () => {
+  it('may be 63 characters long, the longest NAME_PATTERN allows', () => {
+    // Prepare
+    const longest = `a${'-'.repeat(61)}z`;
+
+    // Act
+    const { command } = parseInvocation(['streams', 'get', `acme/${longest}`]);
+
+    // Assess
+    expect(command).toEqual({ kind: 'streams.get', tenant: 'acme', stream: longest });
+  });
+
+  it.each(['0logs', 'a_b-c', 'x'])('%s is valid', (stream) => {
+    expect(parseInvocation(['streams', 'get', `acme/${stream}`]).command).toMatchObject({ stream });
+  });
+});
+
+describe('--grace', () => {
+  it.each<[string, number]>([
+    ['90s', 90],
+    ['15m', 900],
+    ['24h', 86_400],
+    ['7d', 604_800],
+    ['1h30m', 5_400],
+    ['3600', 3_600],
+    ['0', 0],
+    ['30d', 2_592_000],
+    ['2592000', 2_592_000],
+  ])('%s is %i seconds', (grace, seconds) => {
+    // Act
+    const { command } = parseInvocation(['delete', 'acme/logs', '--grace', grace]);
+
+    // Assess
+    expect(command).toMatchObject({ kind: 'streams.delete', graceSeconds: seconds });
+  });
+
+  it.each(['', '1.5h', '-5', '10y', 'h', '5 m'])('refuses %j', (grace) => {
+    expect(() => parseInvocation(['delete', 'acme/logs', '--grace', grace])).toThrow(UsageError);
   });
 });

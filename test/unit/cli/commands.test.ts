@@ -1,7 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { run } from '../../../lib/cli/main.ts';
 import { toReceipt, toStreamView } from '../../../lib/core/index.ts';
-import { apiError, aReceipt, cliDependencies, fakeFetch, LOCAL, lethe } from '../../helpers/cli.ts';
+import {
+  apiError,
+  aReceipt,
+  cliDependencies,
+  type FakeReply,
+  fakeFetch,
+  LOCAL,
+  lethe,
+} from '../../helpers/cli.ts';
 import { aDeletion, aStream, DELETION_ID } from '../../helpers/records.ts';
 
 const STREAM = toStreamView(aStream());
@@ -128,6 +136,149 @@ describe('ingest', () => {
   });
 });
 
+describe('ingest answers', () => {
+  const ingest = async (file: string, reply: FakeReply) => {
+    const api = fakeFetch(() => reply);
+    const { deps, stdout, stderr } = cliDependencies({
+      fetch: api.fetch,
+      readInput: async () => new TextEncoder().encode(file),
+    });
+    const code = await run(['ingest', 'acme/logs', 'events', ...LOCAL], deps);
+    return { code, stdout: stdout.text(), stderr: stderr.text() };
+  };
+
+  it.each<[number, string]>([
+    [1, 'stored 1 event in k.json\n'],
+    [3, 'stored 3 events in k.json\n'],
+  ])('counts %i stored events in good English', async (count, said) => {
+    // Act
+    const result = await ingest('[]', { status: 201, body: { key: 'k.json', count } });
+
+    // Assess
+    expect(result.stdout).toBe(said);
+  });
+
+  it('says an NDJSON file needs to be a JSON array', async () => {
+    // Act
+    const result = await ingest(
+      '{"level":"info"}\n{"level":"warn"}\n',
+      apiError(400, 'InvalidJson', 'the body is not valid JSON'),
+    );
+
+    // Assess
+    expect(result.code).toBe(7);
+    expect(result.stderr).toBe(
+      [
+        'lethe: InvalidJson: the body is not valid JSON (HTTP 400)',
+        'hint: the file looks like NDJSON (one event per line); the API takes a JSON array: wrap the lines in [ ... ] with commas',
+        '',
+      ].join('\n'),
+    );
+  });
+
+  it('says where the JSON broke when the API gives a position', async () => {
+    // Prepare
+    const reply: FakeReply = {
+      status: 400,
+      body: { error: { code: 'InvalidJson', message: 'the body is not valid JSON', position: 17 } },
+    };
+
+    // Act
+    const result = await ingest('{"level":"info"}\n{"level":"warn"}', reply);
+
+    // Assess
+    expect(result.stderr).toContain('\nthe API stopped at position 17 (line 2, column 1)\n');
+  });
+
+  it('reads the position from the message of a JSON parser', async () => {
+    // Prepare
+    const message =
+      'the body is not valid JSON: Unexpected non-whitespace character after JSON at position 8';
+
+    // Act
+    const result = await ingest('{"a":1}\n{"a":2}\n', apiError(400, 'InvalidJson', message));
+
+    // Assess
+    expect(result.stderr).toBe(
+      [
+        `lethe: InvalidJson: ${message} (HTTP 400)`,
+        'hint: the file looks like NDJSON (one event per line); the API takes a JSON array: wrap the lines in [ ... ] with commas',
+        'the API stopped at position 8 (line 2, column 1)',
+        '',
+      ].join('\n'),
+    );
+  });
+
+  it('gives no NDJSON hint for JSON that is merely broken', async () => {
+    // Act
+    const result = await ingest(
+      '[{"level":"info"},',
+      apiError(400, 'InvalidJson', 'the body is not valid JSON'),
+    );
+
+    // Assess
+    expect(result.stderr).toBe('lethe: InvalidJson: the body is not valid JSON (HTTP 400)\n');
+  });
+
+  it('says a single event needs to be in an array', async () => {
+    // Act
+    const result = await ingest(
+      '{"level":"info"}',
+      apiError(400, 'NotAnArray', 'the body must be a JSON array of events'),
+    );
+
+    // Assess
+    expect(result.stderr).toContain(
+      '\nhint: the API takes a JSON array of events: wrap the event in [ ... ]\n',
+    );
+  });
+
+  it('names the deletion that holds the stream when the 409 body carries its id', async () => {
+    // Prepare
+    const reply: FakeReply = {
+      status: 409,
+      body: {
+        error: {
+          code: 'StreamDeleting',
+          message: 'stream acme/logs is being deleted; retry after the deletion completes',
+          deletionId: DELETION_ID,
+        },
+      },
+    };
+
+    // Act
+    const result = await ingest('[1]', reply);
+
+    // Assess
+    expect(result.code).toBe(4);
+    expect(result.stderr).toBe(
+      [
+        `lethe: StreamDeleting: stream acme/logs is being deleted; retry after the deletion completes (deletion ${DELETION_ID}) (HTTP 409)`,
+        `follow it: lethe deletions get acme ${DELETION_ID}`,
+        '',
+      ].join('\n'),
+    );
+  });
+
+  it('does not name the deletion twice, and says how to cancel a SCHEDULED one', async () => {
+    // Prepare
+    const message = `stream acme/logs is scheduled for deletion at 2026-03-02T11:00:00.000Z (deletion ${DELETION_ID}); cancel the deletion to keep it, or retry after it completes`;
+
+    // Act
+    const result = await ingest('[1]', apiError(409, 'StreamDeleting', message));
+
+    // Assess
+    expect(result.stderr).toBe(
+      [
+        `lethe: StreamDeleting: ${message} (HTTP 409)`,
+        `follow it: lethe deletions get acme ${DELETION_ID}`,
+        `cancel it: lethe deletions cancel acme ${DELETION_ID}`,
+        '',
+      ].join('\n'),
+    );
+  });
+});
+
 describe('deleting', () => {
   const DELETION = `http://127.0.0.1:3000/v1/tenants/acme/deletions/${DELETION_ID}`;
 
@@ -178,9 +329,9 @@ describe('deleting', () => {
     ]);
     expect(stderr.text()).toBe(
       [
-        'lethe: PENDING, 0 objects deleted, - objects/s, elapsed 0s',
+        'lethe: PENDING, 0 objects deleted, elapsed 0s',
         'lethe: RUNNING, 1,000 objects deleted, 500 objects/s, elapsed 2s',
-        'lethe: COMPLETED, 2,406 objects deleted, 602 objects/s, elapsed 4s',
+        `lethe: COMPLETED, 2,406 objects deleted, 602 objects/s, elapsed 4s, deletion ${DELETION_ID}`,
         '',
       ].join('\n'),
     );

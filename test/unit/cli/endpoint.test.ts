@@ -1,5 +1,13 @@
 import { describe, expect, it, vi } from 'vitest';
-import { EndpointError, resolveEndpoint, type StackLookup } from '../../../lib/cli/endpoint.ts';
+import {
+  describeSource,
+  type EndpointChoice,
+  EndpointError,
+  resolveEndpoint,
+  type StackLookup,
+  unreachableHint,
+} from '../../../lib/cli/endpoint.ts';
+import { UsageError } from '../../../lib/cli/values.ts';
 
 const API_URL = 'https://abc.execute-api.eu-west-1.amazonaws.com/prod/';
 const deployed = () => vi.fn<StackLookup>(async () => ({ url: API_URL }));
@@ -46,6 +54,7 @@ describe('choosing the endpoint', () => {
     expect(choice).toEqual({
       url: 'https://abc.execute-api.eu-west-1.amazonaws.com/prod',
       source: 'stack',
+      stack: 'Lethe',
     });
     expect(lookupStack).toHaveBeenCalledWith('Lethe');
   });
@@ -55,7 +64,12 @@ describe('choosing the endpoint', () => {
     const choice = await resolveEndpoint({ lookupStack: missing() });
 
     // Assess
-    expect(choice).toEqual({ url: 'http://127.0.0.1:3000', source: 'local' });
+    expect(choice).toEqual({
+      url: 'http://127.0.0.1:3000',
+      source: 'local',
+      stack: 'Lethe',
+      reason: 'Stack with id Lethe does not exist',
+    });
   });
 
   it('reads the stack named by --stack', async () => {
@@ -85,7 +99,57 @@ describe('choosing the endpoint', () => {
     ['localhost:3000', 'LETHE_ENDPOINT must be an http or https URL: localhost:3000'],
     ['127.0.0.1:3000', 'LETHE_ENDPOINT is not a URL: 127.0.0.1:3000'],
     ['not a url', 'LETHE_ENDPOINT is not a URL: not a url'],
-  ])('refuses LETHE_ENDPOINT=%s', async (env, message) => {
-    await expect(resolveEndpoint({ env, lookupStack: missing() })).rejects.toThrow(message);
+  ])('refuses LETHE_ENDPOINT=%s as a usage error', async (env, message) => {
+    const choice = resolveEndpoint({ env, lookupStack: missing() });
+
+    await expect(choice).rejects.toThrow(UsageError);
+    await expect(choice).rejects.toThrow(message);
+  });
+
+  it('refuses a malformed --endpoint as a usage error', async () => {
+    const choice = resolveEndpoint({ flag: 'htp:/x', lookupStack: missing() });
+
+    await expect(choice).rejects.toThrow(UsageError);
+    await expect(choice).rejects.toThrow('--endpoint must be an http or https URL: htp:/x');
+  });
+
+  it('refuses a malformed ApiUrl output as an unusable endpoint, not a usage error', async () => {
+    const lookupStack = vi.fn<StackLookup>(async () => ({ url: 'not a url' }));
+
+    const choice = resolveEndpoint({ lookupStack });
+
+    await expect(choice).rejects.toThrow(EndpointError);
+    await expect(choice).rejects.toThrow(
+      'the ApiUrl output of stack Lethe is not a URL: not a url',
+    );
+  });
+});
+
+describe.each<{ choice: EndpointChoice; source: string; hint: string }>([
+  {
+    choice: { url: 'http://127.0.0.1:4000', source: 'flag' },
+    source: 'the endpoint came from --endpoint',
+    hint: 'hint: start the local stack with `npm start`, or check --endpoint',
+  },
+  {
+    choice: { url: 'http://127.0.0.1:4000', source: 'env' },
+    source: 'the endpoint came from LETHE_ENDPOINT',
+    hint: 'hint: start the local stack with `npm start`, or check LETHE_ENDPOINT',
+  },
+  {
+    choice: { url: API_URL, source: 'stack', stack: 'LetheStaging' },
+    source: 'the endpoint came from the ApiUrl output of stack LetheStaging',
+    hint: 'hint: check that stack LetheStaging is deployed, or set LETHE_ENDPOINT',
+  },
+  {
+    choice: { url: 'http://127.0.0.1:3000', source: 'local', stack: 'Lethe', reason: 'no creds' },
+    source:
+      'the endpoint is the local default: no --endpoint, no LETHE_ENDPOINT, and no ApiUrl from stack Lethe (no creds)',
+    hint: 'hint: start the local stack with `npm start`, or set LETHE_ENDPOINT',
+  },
+])('an endpoint from $choice.source', ({ choice, source, hint }) => {
+  it('says where it came from and what to do when it does not answer', () => {
+    expect(describeSource(choice)).toBe(source);
+    expect(unreachableHint(choice)).toBe(hint);
   });
 });

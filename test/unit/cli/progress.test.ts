@@ -9,6 +9,7 @@ import {
   renderProgressLine,
 } from '../../../lib/cli/progress.ts';
 import { memoryOutput } from '../../helpers/cli.ts';
+import { DELETION_ID } from '../../helpers/records.ts';
 
 describe.each<[number, string]>([
   [0, '0s'],
@@ -113,6 +114,39 @@ describe('a progress line', () => {
     );
   });
 
+  it('shows no rate until one is known', () => {
+    // Act
+    const line = renderPlainLine({
+      snapshot: { state: 'PENDING', objectsDeleted: 0, total: 10 },
+      elapsedMs: 0,
+      perSecond: undefined,
+    });
+
+    // Assess
+    expect(line).toBe('lethe: PENDING, 0/10 objects deleted, elapsed 0s');
+  });
+
+  it('names the deletion once it has ended, and not before', () => {
+    // Prepare
+    const view = (state: string) => ({
+      snapshot: { state, objectsDeleted: 3, deletionId: DELETION_ID },
+      elapsedMs: 2_000,
+      perSecond: 1.5,
+    });
+
+    // Act
+    const running = renderPlainLine(view('RUNNING'));
+    const ended = ['COMPLETED', 'FAILED', 'CANCELLED'].map((state) => renderPlainLine(view(state)));
+
+    // Assess
+    expect(running).toBe('lethe: RUNNING, 3 objects deleted, 2 objects/s, elapsed 2s');
+    expect(ended).toEqual([
+      `lethe: COMPLETED, 3 objects deleted, 2 objects/s, elapsed 2s, deletion ${DELETION_ID}`,
+      `lethe: FAILED, 3 objects deleted, 2 objects/s, elapsed 2s, deletion ${DELETION_ID}`,
+      `lethe: CANCELLED, nothing was deleted, deletion ${DELETION_ID}`,
+    ]);
+  });
+
   it('shows no ETA while the rate is zero', () => {
     // Act
     const line = renderPlainLine({
@@ -141,7 +175,7 @@ describe('the reporter', () => {
 
     // Assess
     expect(output.chunks).toEqual([
-      '\r[███                 ]  PENDING  0 objects deleted  - objects/s  elapsed 0s\x1b[K',
+      '\r[███                 ]  PENDING  0 objects deleted  elapsed 0s\x1b[K',
       '\r[ ███                ]  RUNNING  3,000 objects deleted  1,500 objects/s  elapsed 2s\x1b[K',
       '\r\x1b[K',
     ]);
@@ -178,10 +212,95 @@ describe('the reporter', () => {
     // Assess
     expect(output.text()).toBe(
       [
-        'lethe: PENDING, 0 objects deleted, - objects/s, elapsed 0s',
+        'lethe: PENDING, 0 objects deleted, elapsed 0s',
         'lethe: RUNNING, 0 objects deleted, 0 objects/s, elapsed 1s',
         'lethe: RUNNING, 500 objects deleted, 83 objects/s, elapsed 6s',
         'lethe: COMPLETED, 700 objects deleted, 88 objects/s, elapsed 8s',
+        '',
+      ].join('\n'),
+    );
+  });
+});
+
+describe('the reporter of a deletion that ends', () => {
+  it('leaves the final bar on a TTY, whole and naming the deletion, and clears nothing after it', () => {
+    // Prepare
+    let now = 0;
+    const output = memoryOutput({ isTTY: true, columns: 40 });
+    const reporter = new ProgressReporter({ output, now: () => now });
+
+    // Act
+    reporter.update({ state: 'RUNNING', objectsDeleted: 0, deletionId: DELETION_ID });
+    now += 1_000;
+    reporter.update({ state: 'COMPLETED', objectsDeleted: 10, deletionId: DELETION_ID });
+    reporter.finish();
+
+    // Assess
+    expect(output.chunks).toEqual([
+      '\r[███                 ]  RUNNING  0 obje\x1b[K',
+      `\r[ ███                ]  COMPLETED  10 objects deleted  10 objects/s  elapsed 1s  deletion ${DELETION_ID}\x1b[K\n`,
+    ]);
+  });
+});
+
+describe('the countdown to a SCHEDULED deletion', () => {
+  const executeAfter = '2026-03-02T12:00:00.000Z';
+  const wallStart = Date.parse('2026-03-01T12:00:00.000Z');
+
+  it('is one line redrawn on a TTY, then the bar, whose elapsed time starts with the deletion', () => {
+    // Prepare
+    let now = 0;
+    const output = memoryOutput({ isTTY: true, columns: 200 });
+    const reporter = new ProgressReporter({
+      output,
+      now: () => now,
+      wallNow: () => wallStart + now,
+    });
+
+    // Act
+    reporter.update({ state: 'SCHEDULED', objectsDeleted: 0, executeAfter });
+    now += 61_000;
+    reporter.update({ state: 'SCHEDULED', objectsDeleted: 0, executeAfter });
+    now += 86_400_000;
+    reporter.update({ state: 'PENDING', objectsDeleted: 0, executeAfter });
+    now += 2_000;
+    reporter.update({ state: 'RUNNING', objectsDeleted: 100, executeAfter });
+    reporter.finish();
+
+    // Assess
+    expect(output.chunks).toEqual([
+      `\rSCHEDULED, starts in 1d 00h (at ${executeAfter})\x1b[K`,
+      `\rSCHEDULED, starts in 23h 58m (at ${executeAfter})\x1b[K`,
+      '\r[███                 ]  PENDING  0 objects deleted  elapsed 0s\x1b[K',
+      '\r[ ███                ]  RUNNING  100 objects deleted  50 objects/s  elapsed 2s\x1b[K',
+      '\r\x1b[K',
+    ]);
+  });
+
+  it('is a line every interval when not a TTY, and says when the start is due', () => {
+    // Prepare
+    let now = 0;
+    const output = memoryOutput({ isTTY: false });
+    const reporter = new ProgressReporter({
+      output,
+      now: () => now,
+      wallNow: () => Date.parse(executeAfter) - 12_000 + now,
+      plainIntervalMs: 5_000,
+    });
+
+    // Act: a tick a second, for 14 seconds
+    for (let tick = 0; tick < 15; tick++) {
+      reporter.update({ state: 'SCHEDULED', objectsDeleted: 0, executeAfter });
+      now += 1_000;
+    }
+
+    // Assess
+    expect(output.text()).toBe(
+      [
+        `lethe: SCHEDULED, starts in 12s (at ${executeAfter})`,
+        `lethe: SCHEDULED, starts in 7s (at ${executeAfter})`,
+        `lethe: SCHEDULED, starts in 2s (at ${executeAfter})`,
+        `lethe: SCHEDULED, starts any moment now (at ${executeAfter})`,
         '',
       ].join('\n'),
     );

@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { UsageError } from '../../../lib/cli/args.ts';
+import { LONG_OPTIONS, UsageError } from '../../../lib/cli/args.ts';
 import { EXIT_MEANINGS } from '../../../lib/cli/exit-codes.ts';
+import { COMMANDS } from '../../../lib/cli/help.ts';
 import { run } from '../../../lib/cli/main.ts';
 import {
   apiError,
@@ -68,6 +69,13 @@ describe.each<[string, FakeReply, number, string]>([
   });
 });
 
+const refused = Object.assign(new TypeError('fetch failed'), {
+  cause: Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }),
+});
+const refusing = async (): Promise<Response> => {
+  throw refused;
+};
+
 describe('lethe', () => {
   it('exits 6 when nothing answers at the endpoint', async () => {
     // Prepare
@@ -87,7 +95,86 @@ describe('lethe', () => {
 
     // Assess
     expect(code).toBe(6);
-    expect(stderr.text()).toBe('lethe: cannot reach http://127.0.0.1:3000: ECONNREFUSED\n');
+    expect(stderr.text()).toBe(
+      [
+        'lethe: cannot reach http://127.0.0.1:3000: ECONNREFUSED',
+        'the endpoint is the local default: no --endpoint, no LETHE_ENDPOINT, and no ApiUrl from stack Lethe (no stack in unit tests)',
+        'hint: start the local stack with `npm start`, or set LETHE_ENDPOINT',
+        '',
+      ].join('\n'),
+    );
+  });
+
+  it.each<[string, string[], Record<string, string>, string]>([
+    [
+      '--endpoint',
+      ['--endpoint', 'http://127.0.0.1:4000'],
+      { LETHE_ENDPOINT: 'http://127.0.0.1:5000' },
+      'the endpoint came from --endpoint\nhint: start the local stack with `npm start`, or check --endpoint',
+    ],
+    [
+      'LETHE_ENDPOINT',
+      [],
+      { LETHE_ENDPOINT: 'http://127.0.0.1:4000' },
+      'the endpoint came from LETHE_ENDPOINT\nhint: start the local stack with `npm start`, or check LETHE_ENDPOINT',
+    ],
+  ])('says the endpoint that did not answer came from %s', async (_, args, env, said) => {
+    // Prepare
+    const { deps, stderr } = cliDependencies({ env, fetch: refusing });
+
+    // Act
+    const code = await run(['health', ...args], deps);
+
+    // Assess
+    expect(code).toBe(6);
+    expect(stderr.text()).toBe(
+      `lethe: cannot reach http://127.0.0.1:4000: ECONNREFUSED\n${said}\n`,
+    );
+  });
+
+  it('says the endpoint that did not answer came from a stack', async () => {
+    // Prepare
+    const lookupStack = () => async () => ({
+      url: 'https://abc.execute-api.eu-west-1.amazonaws.com/prod',
+    });
+    const { deps, stderr } = cliDependencies({
+      fetch: refusing,
+      lookupStack,
+      credentials: () => async () => ({ accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'secret' }),
+    });
+
+    // Act
+    const code = await run(['health', '--stack', 'LetheStaging'], deps);
+
+    // Assess
+    expect(code).toBe(6);
+    expect(stderr.text()).toBe(
+      [
+        'lethe: cannot reach https://abc.execute-api.eu-west-1.amazonaws.com/prod: ECONNREFUSED',
+        'the endpoint came from the ApiUrl output of stack LetheStaging',
+        'hint: check that stack LetheStaging is deployed, or set LETHE_ENDPOINT',
+        '',
+      ].join('\n'),
+    );
+  });
+
+  it.each<[string, string[], Record<string, string>]>([
+    ['--endpoint 127.0.0.1:3000', ['--endpoint', '127.0.0.1:3000'], {}],
+    ['LETHE_ENDPOINT=localhost', [], { LETHE_ENDPOINT: 'ftp://localhost' }],
+  ])('exits 2 for a malformed endpoint (%s) and sends nothing', async (_, args, env) => {
+    // Prepare
+    const api = fakeFetch(() => ({ status: 200, body: { status: 'ok' } }));
+    const { deps, stderr } = cliDependencies({ env, fetch: api.fetch });
+
+    // Act
+    const code = await run(['health', ...args], deps);
+
+    // Assess
+    expect(code).toBe(2);
+    expect(api.sent).toEqual([]);
+    expect(stderr.text()).toMatch(
+      /^lethe: (--endpoint|LETHE_ENDPOINT) (is not a URL|must be an http or https URL): /,
+    );
   });
 
   it('exits 2 on a usage error and sends nothing', async () => {
@@ -98,7 +185,7 @@ describe('lethe', () => {
     expect(result.code).toBe(2);
     expect(result.sent).toEqual([]);
     expect(result.stderr).toBe(
-      'lethe: tenant name must match ^[a-z0-9][a-z0-9_-]{0,62}$ (got "Acme")\nRun \'lethe --help\' for usage.\n',
+      'lethe: tenant name must be lowercase letters, digits, - and _, 1 to 63 characters, starting with a letter or digit (got "Acme": "A" is not allowed)\nRun \'lethe --help\' for usage.\n',
     );
   });
 
@@ -129,21 +216,23 @@ describe('lethe', () => {
 
     // Assess
     expect(code).toBe(0);
-    expect(EXIT_MEANINGS.map(([exit]) => exit)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8]);
+    expect(EXIT_MEANINGS.map(([exit]) => exit)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 130]);
     for (const [exit, meaning] of EXIT_MEANINGS)
       expect(stdout.text()).toContain(`  ${exit}  ${meaning}\n`);
   });
 
-  it('documents the same exit codes in the README', () => {
-    // Prepare
+  it('documents exit codes in the README with the same words', () => {
+    // Prepare: docs/cli.md lists them all (docs.test.ts); the README may list fewer.
     const readme = readFileSync(new URL('../../../README.md', import.meta.url), 'utf8');
-    const rows = [...readme.matchAll(/^\| (\d) +\| (.+?) +\|$/gm)].map((row) => [
+    const rows = [...readme.matchAll(/^\| (\d+) +\| (.+?) +\|$/gm)].map((row) => [
       Number(row[1]),
       row[2],
     ]);
+    const meanings = new Map<number, string>(EXIT_MEANINGS);
 
     // Assess
-    expect(rows).toEqual(EXIT_MEANINGS.map(([exit, meaning]) => [exit, meaning]));
+    expect(rows.length).toBeGreaterThan(0);
+    for (const [exit, meaning] of rows) expect(meaning).toBe(meanings.get(Number(exit)));
   });
 
   it('talks to the local stack when no endpoint is given and no stack is deployed', async () => {
@@ -158,5 +247,83 @@ describe('lethe', () => {
     expect(code).toBe(0);
     expect(api.sent.map((request) => request.url)).toEqual(['http://127.0.0.1:3000/v1/health']);
     expect(stdout.text()).toBe('ok http://127.0.0.1:3000\n');
+  });
+});
+
+describe('help', () => {
+  it('lethe --help lists every command and every option', async () => {
+    // Prepare
+    const { deps, stdout } = cliDependencies();
+
+    // Act
+    const code = await run(['--help'], deps);
+
+    // Assess
+    expect(code).toBe(0);
+    for (const { usage, summary } of COMMANDS) {
+      expect(stdout.text()).toContain(`  lethe ${usage}`);
+      expect(stdout.text()).toContain(summary);
+    }
+    for (const option of LONG_OPTIONS)
+      expect(stdout.text()).toMatch(new RegExp(`^  (-h, )?${option}\\b`, 'm'));
+  });
+
+  it('promises no ETA: receipts carry no total', async () => {
+    // Prepare
+    const { deps, stdout } = cliDependencies();
+
+    // Act
+    await run(['help'], deps);
+
+    // Assess
+    expect(stdout.text()).not.toMatch(/ETA/);
+  });
+
+  it.each(['streams', 'deletions'])('lethe help %s lists that group and exits 0', async (group) => {
+    // Prepare
+    const { deps, stdout, stderr } = cliDependencies();
+
+    // Act
+    const code = await run(['help', group], deps);
+
+    // Assess
+    expect(code).toBe(0);
+    expect(stderr.text()).toBe('');
+    const lines = stdout
+      .text()
+      .split('\n')
+      .filter((line) => line.startsWith('  lethe '));
+    expect(lines.length).toBe(COMMANDS.filter(({ usage }) => usage.startsWith(`${group} `)).length);
+    expect(lines.every((line) => line.startsWith(`  lethe ${group} `))).toBe(true);
+  });
+
+  it('a bare lethe deletions lists its subcommands on stderr and exits 2', async () => {
+    // Prepare
+    const { deps, stdout, stderr } = cliDependencies();
+
+    // Act
+    const code = await run(['deletions'], deps);
+
+    // Assess
+    expect(code).toBe(2);
+    expect(stdout.text()).toBe('');
+    expect(stderr.text()).toMatch(
+      /^lethe: deletions needs a subcommand:\n {2}lethe deletions list /,
+    );
+    for (const verb of ['list', 'get', 'cancel', 'expedite', 'retry']) {
+      expect(stderr.text()).toContain(`  lethe deletions ${verb} TENANT`);
+    }
+  });
+
+  it('a mistyped option is a usage error that suggests the option meant', async () => {
+    // Act
+    const result = await lethe(['streams', 'list', 'acme', '--limt', '5'], () => ({ status: 200 }));
+
+    // Assess
+    expect(result.code).toBe(2);
+    expect(result.sent).toEqual([]);
+    expect(result.stderr).toBe(
+      "lethe: unknown option --limt (did you mean --limit?)\nRun 'lethe --help' for usage.\n",
+    );
   });
 });

@@ -1,0 +1,75 @@
+import type { ApiError } from './client.ts';
+
+/** Two or more non-empty lines, each of them JSON on its own: newline-delimited JSON. */
+export function looksLikeNdjson(text: string): boolean {
+  const lines = text.split(/\r?\n/).filter((line) => line.trim() !== '');
+  return (
+    lines.length >= 2 &&
+    lines.every((line) => {
+      try {
+        JSON.parse(line);
+        return true;
+      } catch {
+        return false;
+      }
+    })
+  );
+}
+
+/** The offset into the body where the API found the JSON broken, if it says. */
+export function positionOf(error: ApiError): number | undefined {
+  const { position } = error.details;
+  if (typeof position === 'number' && Number.isInteger(position) && position >= 0) return position;
+  const said = /\bposition (\d+)/.exec(error.message)?.[1];
+  return said === undefined ? undefined : Number(said);
+}
+
+/** `position 57 (line 2, column 1)` of a text. */
+export function describePosition(text: string, position: number): string {
+  const before = text.slice(0, position).split('\n');
+  return `position ${position} (line ${before.length}, column ${(before.at(-1)?.length ?? 0) + 1})`;
+}
+
+/** What to do about an events file the API refused, judging by the file itself. */
+export function ingestHints(error: ApiError, events: Uint8Array): string[] {
+  const text = new TextDecoder().decode(events);
+  if (error.code === 'InvalidJson') {
+    const position = positionOf(error);
+    const where =
+      position === undefined ? [] : [`the API stopped at ${describePosition(text, position)}`];
+    if (!looksLikeNdjson(text)) return where;
+    return [
+      'hint: the file looks like NDJSON (one event per line); the API takes a JSON array: wrap the lines in [ ... ] with commas',
+      ...where,
+    ];
+  }
+  if (error.code === 'NotAnArray') {
+    return ['hint: the API takes a JSON array of events: wrap the event in [ ... ]'];
+  }
+  return [];
+}
+
+/** The deletion a 409 StreamDeleting is about: in the body's `error`, or named in its message. */
+export function deletionIdOf(error: ApiError): string | undefined {
+  const { deletionId } = error.details;
+  if (typeof deletionId === 'string' && deletionId !== '') return deletionId;
+  return /\(deletion ([0-9a-f-]{36})\)/.exec(error.message)?.[1];
+}
+
+/** How to follow (or take back) the deletion that holds a stream, when the refusal names it. */
+export function streamDeletingHints(error: ApiError, tenant: string | undefined): string[] {
+  const id = deletionIdOf(error);
+  if (error.code !== 'StreamDeleting' || id === undefined || tenant === undefined) return [];
+  const hints = [`follow it: lethe deletions get ${tenant} ${id}`];
+  if (/scheduled/i.test(error.message))
+    hints.push(`cancel it: lethe deletions cancel ${tenant} ${id}`);
+  return hints;
+}
+
+/** The API's message, naming the deletion when the body carries its id and the message does not. */
+export function messageOf(error: ApiError): string {
+  const id = error.code === 'StreamDeleting' ? deletionIdOf(error) : undefined;
+  return id === undefined || error.message.includes(id)
+    ? error.message
+    : `${error.message} (deletion ${id})`;
+}

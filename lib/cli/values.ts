@@ -1,0 +1,110 @@
+import { DELETION_STATES, type DeletionState, isDeletionId, NAME_PATTERN } from '../core/index.ts';
+import { formatCount } from './progress.ts';
+import { didYouMean } from './suggest.ts';
+
+/** The command line is wrong: exit 2 with the message and a pointer to `--help`. */
+export class UsageError extends Error {
+  override readonly name = 'UsageError';
+}
+
+/** NAME_PATTERN in words. */
+export const NAME_RULE =
+  'lowercase letters, digits, - and _, 1 to 63 characters, starting with a letter or digit';
+/** The longest tenant or stream name NAME_PATTERN allows. */
+export const MAX_NAME_LENGTH = 63;
+
+/** A tenant or stream name, or a usage error that says in words what a name may be. */
+export function name(kind: 'tenant' | 'stream', value: string): string {
+  if (NAME_PATTERN.test(value)) return value;
+  if (value.length > MAX_NAME_LENGTH) {
+    throw new UsageError(
+      `${kind} name is too long: ${value.length} characters, at most ${MAX_NAME_LENGTH}`,
+    );
+  }
+  throw new UsageError(
+    `${kind} name must be ${NAME_RULE} (got ${JSON.stringify(value)}${why(value)})`,
+  );
+}
+
+/** What is wrong with a name of the right length. */
+function why(value: string): string {
+  if (value === '') return ', an empty name';
+  const first = value[0] ?? '';
+  if (first === '-' || first === '_') return `: it starts with ${first}`;
+  const bad = [...value].find((char) => !/[a-z0-9_-]/.test(char));
+  return bad === undefined ? '' : `: ${JSON.stringify(bad)} is not allowed`;
+}
+
+/** TENANT/STREAM */
+export function streamRef(ref: string): { tenant: string; stream: string } {
+  const parts = ref.split('/');
+  if (parts.length !== 2) {
+    throw new UsageError(`expected TENANT/STREAM, got ${JSON.stringify(ref)}`);
+  }
+  return { tenant: name('tenant', parts[0] ?? ''), stream: name('stream', parts[1] ?? '') };
+}
+
+/** A deletion id: a lowercase UUID, as the API answers it. */
+export function deletionId(value: string): string {
+  if (isDeletionId(value)) return value;
+  throw new UsageError(`DELETION_ID must be a lowercase UUID (got ${JSON.stringify(value)})`);
+}
+
+/** An integer option from `min` to `max`. */
+export function integer(option: string, value: string, min: number, max: number): number {
+  const number = Number(value);
+  if (!/^\d+$/.test(value) || number < min || number > max) {
+    throw new UsageError(`${option} must be an integer from ${min} to ${max} (got ${value})`);
+  }
+  return number;
+}
+
+/** `--interval`: seconds, fractions allowed. */
+export function seconds(value: string): number {
+  const number = Number(value);
+  if (value.trim() === '' || !Number.isFinite(number) || number < 0.1 || number > 3600) {
+    throw new UsageError(`--interval must be a number of seconds from 0.1 to 3600 (got ${value})`);
+  }
+  return number;
+}
+
+/** The longest grace window the API accepts: 30 days. */
+export const MAX_GRACE_SECONDS = 30 * 86_400;
+
+const UNIT_SECONDS: Readonly<Record<string, number>> = { s: 1, m: 60, h: 3_600, d: 86_400 };
+
+/**
+ * `--grace`: `90s`, `15m`, `24h`, `7d`, several of them (`1h30m`), or plain seconds; at most
+ * 30 days.
+ */
+export function graceSeconds(value: string): number {
+  const text = value.trim().toLowerCase();
+  let total: number;
+  if (/^\d+$/.test(text)) {
+    total = Number(text);
+  } else if (/^(\d+[smhd])+$/.test(text)) {
+    total = [...text.matchAll(/(\d+)([smhd])/g)].reduce(
+      (sum, [, amount, unit]) => sum + Number(amount) * (UNIT_SECONDS[unit ?? ''] ?? 0),
+      0,
+    );
+  } else {
+    throw new UsageError(
+      `--grace must be a duration such as 90s, 15m, 24h or 7d, or a number of seconds (got ${JSON.stringify(value)})`,
+    );
+  }
+  if (total > MAX_GRACE_SECONDS) {
+    throw new UsageError(
+      `--grace must be at most 30 days (${formatCount(MAX_GRACE_SECONDS)} seconds); ${value} is ${formatCount(total)} seconds`,
+    );
+  }
+  return total;
+}
+
+/** `--state`, in any case, one of the deletion states. */
+export function deletionState(value: string): DeletionState {
+  const state = DELETION_STATES.find((known) => known === value.toUpperCase());
+  if (state) return state;
+  throw new UsageError(
+    `--state must be one of ${DELETION_STATES.join(', ')} (got ${value})${didYouMean(value.toUpperCase(), DELETION_STATES)}`,
+  );
+}

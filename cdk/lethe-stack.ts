@@ -28,6 +28,7 @@ import { CertificateKey } from './certificate-key.ts';
 import { LetheFunction } from './lethe-function.ts';
 import { LetheMonitoring } from './monitoring.ts';
 import { acknowledgeNagFindings } from './nag-suppressions.ts';
+import { Plans } from './plans.ts';
 import { letheRestApi } from './rest-api.ts';
 import { StateEvents } from './state-events.ts';
 import { TenantAccess, tenantInvokeStatements } from './tenant-access.ts';
@@ -80,13 +81,14 @@ export class LetheStack extends Stack {
   public readonly dispatchFailures: Queue;
   public readonly api: RestApi;
   public readonly functions: Record<
-    'api' | 'dispatcher' | 'worker' | 'sweeper' | 'publisher',
+    'api' | 'dispatcher' | 'worker' | 'sweeper' | 'publisher' | 'planner',
     LetheFunction
   >;
   public readonly events: StateEvents;
   public readonly monitoring: LetheMonitoring;
   public readonly tenantAccess: TenantAccess;
   public readonly certificateKey: CertificateKey;
+  public readonly plans: Plans;
 
   constructor(scope: Construct, id: string, props: LetheStackProps = {}) {
     super(scope, id, props);
@@ -188,7 +190,20 @@ export class LetheStack extends Stack {
       timeout: Duration.seconds(120),
     });
     this.events = new StateEvents(this, 'Events', { table: this.table });
-    this.functions = { api, dispatcher, worker, sweeper, publisher: this.events.publisher };
+    this.plans = new Plans(this, 'Plans', {
+      table: this.table,
+      bucket: this.bucket,
+      dataKeys,
+      ...(props.workerConcurrency ? { concurrency: props.workerConcurrency } : {}),
+    });
+    this.functions = {
+      api,
+      dispatcher,
+      worker,
+      sweeper,
+      publisher: this.events.publisher,
+      planner: this.plans.planner,
+    };
 
     const listData = (fn: { addToRolePolicy(statement: PolicyStatement): void }) =>
       fn.addToRolePolicy(
@@ -200,7 +215,13 @@ export class LetheStack extends Stack {
         }),
       );
     const all = [api, dispatcher, worker, sweeper];
-    api.configure('defaultGraceSeconds', defaultGrace);
+    api
+      .configure('defaultGraceSeconds', defaultGrace)
+      .configure('workerConcurrency', props.workerConcurrency ?? DEFAULTS.workerConcurrency);
+    // Plans start in the dispatcher (from the table's stream) and go on in the planner.
+    dispatcher.bind('planQueueUrl', this.plans.queue.queueUrl, (f) =>
+      this.plans.queue.grantSendMessages(f),
+    );
     this.certificateKey = new CertificateKey(this, 'Certificates', {
       ...(props.certificateKeyVersion ? { version: props.certificateKeyVersion } : {}),
     });
@@ -234,6 +255,23 @@ export class LetheStack extends Stack {
         resources: [this.bucket.arnForObjects(dataKeys)],
       }),
     );
+    // Verification aborts the multipart uploads in progress under the location, and checks that
+    // none is left; it runs where a round ends: the worker, the dispatcher (an empty location)
+    // and the sweeper (a resumed verification).
+    for (const fn of [dispatcher, worker, sweeper]) {
+      fn.function.addToRolePolicy(
+        new PolicyStatement({
+          actions: ['s3:ListBucketMultipartUploads'],
+          resources: [this.bucket.bucketArn],
+        }),
+      );
+      fn.function.addToRolePolicy(
+        new PolicyStatement({
+          actions: ['s3:AbortMultipartUpload'],
+          resources: [this.bucket.arnForObjects(dataKeys)],
+        }),
+      );
+    }
     // Whether the bucket keeps versions, asked when a deletion is dispatched (the sweeper too
     // dispatches one that never was).
     for (const fn of [dispatcher, sweeper]) {
@@ -278,7 +316,7 @@ export class LetheStack extends Stack {
             eventName: FilterRule.or('INSERT', 'MODIFY'),
             dynamodb: {
               NewImage: {
-                type: { S: FilterRule.isEqual('DELETION') },
+                type: { S: FilterRule.or('DELETION', 'PLAN') },
                 state: { S: FilterRule.isEqual('PENDING') },
               },
             },
@@ -299,6 +337,7 @@ export class LetheStack extends Stack {
       deadLetterQueue: this.deadLetterQueue,
       dispatchFailures: this.dispatchFailures,
       publishFailures: this.events.failures,
+      planDeadLetters: this.plans.deadLetterQueue,
       api: this.api,
       functions: Object.fromEntries(
         Object.entries(this.functions).map(([name, fn]) => [name, fn.function]),
@@ -317,6 +356,8 @@ export class LetheStack extends Stack {
     new CfnOutput(this, 'DeadLetterQueueUrl', { value: this.deadLetterQueue.queueUrl });
     new CfnOutput(this, 'DispatchFailuresQueueUrl', { value: this.dispatchFailures.queueUrl });
     new CfnOutput(this, 'EventBusName', { value: this.events.bus.eventBusName });
+    new CfnOutput(this, 'PlanQueueUrl', { value: this.plans.queue.queueUrl });
+    new CfnOutput(this, 'PlanDeadLetterQueueUrl', { value: this.plans.deadLetterQueue.queueUrl });
     new CfnOutput(this, 'CertificateKeyArn', { value: this.certificateKey.key.keyArn });
     new CfnOutput(this, 'PublishFailuresQueueUrl', { value: this.events.failures.queueUrl });
     new CfnOutput(this, 'DashboardName', { value: this.monitoring.dashboard.dashboardName });

@@ -31,6 +31,8 @@ export interface LetheMonitoringProps {
   readonly dispatchFailures: IQueue;
   /** Stream records the publisher could not put on the event bus. */
   readonly publishFailures: IQueue;
+  /** Plan pages that failed every delivery. */
+  readonly planDeadLetters: IQueue;
   readonly api: RestApi;
   readonly functions: Record<string, IFunction>;
   /** How often the sweeper runs, and so how often the age of the oldest deletion is reported. */
@@ -65,6 +67,7 @@ export class LetheMonitoring extends Construct {
     | 'deadLetters'
     | 'dispatchFailures'
     | 'publishFailures'
+    | 'planDeadLetters'
     | 'failedDeletions'
     | 'longRunningDeletion'
     | 'apiErrors',
@@ -109,6 +112,11 @@ export class LetheMonitoring extends Construct {
         'PublishFailuresAlarm',
         props.publishFailures,
         'State changes of deletions could not be put on the event bus after every retry, so subscribers missed them. Read the publisher logs ("publish failed"); each message names the stream records to replay.',
+      ),
+      planDeadLetters: notEmpty(
+        'PlanDeadLettersAlarm',
+        props.planDeadLetters,
+        'Plan pages failed every delivery: their plans stay RUNNING and never complete. Read the planner logs ("plan page failed") for the cause; nothing was deleted (plans never delete). Redrive the queue once fixed, or request the plan again.',
       ),
       failedDeletions: letheMetric('deletionsFailed', 'Sum', FIVE_MINUTES).createAlarm(
         this,
@@ -185,6 +193,7 @@ export class LetheMonitoring extends Construct {
             depth(props.deadLetterQueue, 'work dead-letter queue'),
             depth(props.dispatchFailures, 'dispatch failures'),
             depth(props.publishFailures, 'publish failures'),
+            depth(props.planDeadLetters, 'plan dead-letter queue'),
           ]),
         ],
         [

@@ -36,11 +36,16 @@ export function acknowledgeNagFindings(stack: LetheStack, options: { apiLogging:
       "The indexes of Lethe's own table (the sweep index of open deletions); no other table is reachable.",
     );
   }
-  for (const fn of [stack.functions.api, stack.functions.worker]) {
+  for (const fn of [
+    stack.functions.api,
+    stack.functions.worker,
+    stack.functions.dispatcher,
+    stack.functions.sweeper,
+  ]) {
     acknowledge(
       fn,
       `IAM5[Resource::${bucketArn}/${dataRoot}/*]`,
-      `Every stream's objects live under the data root ${dataRoot}/ (the api writes them, the worker deletes them): the wildcard is exactly the data Lethe manages, never the rest of the bucket.`,
+      `Every stream's objects live under the data root ${dataRoot}/ (the api writes them, the worker deletes them, whoever verifies a round aborts the multipart uploads in progress there): the wildcard is exactly the data Lethe manages, never the rest of the bucket.`,
     );
   }
   if (stack.bucket.node.defaultChild) {

@@ -8,17 +8,20 @@ export const TENANT_TAG = 'lethe-tenant';
 
 const OWN_TENANT = `\${aws:PrincipalTag/${TENANT_TAG}}`;
 
-/**
- * The health check and the public key that verifies certificates: no tenant's data, so any
- * caller of the API may use them.
- */
+/** The health check: no tenant's data, so any caller of the API may use it. */
 const healthStatement = (api: RestApi) =>
   new PolicyStatement({
     sid: 'Health',
     actions: ['execute-api:Invoke'],
-    resources: ['/v1/health', '/v1/certificate-key'].map((path) =>
-      api.arnForExecuteApi('GET', path, api.deploymentStage.stageName),
-    ),
+    resources: [api.arnForExecuteApi('GET', '/v1/health', api.deploymentStage.stageName)],
+  });
+
+/** The public key that verifies certificates: no tenant's data either. */
+const certificateKeyStatement = (api: RestApi) =>
+  new PolicyStatement({
+    sid: 'CertificateKey',
+    actions: ['execute-api:Invoke'],
+    resources: [api.arnForExecuteApi('GET', '/v1/certificate-key', api.deploymentStage.stageName)],
   });
 
 /**
@@ -43,6 +46,7 @@ export function tenantInvokeStatements(api: RestApi, tenant: string): PolicyStat
       resources: [tenantPaths(api, tenant)],
     }),
     healthStatement(api),
+    certificateKeyStatement(api),
   ];
 }
 
@@ -66,6 +70,7 @@ export class TenantAccess extends Construct {
           conditions: { Null: { [`aws:PrincipalTag/${TENANT_TAG}`]: 'false' } },
         }),
         healthStatement(props.api),
+        certificateKeyStatement(props.api),
       ],
     });
   }

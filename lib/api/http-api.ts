@@ -5,13 +5,16 @@ import {
   certificateOperations,
 } from './certificate-operations.ts';
 import { type DeletionOperationsOptions, deletionOperations } from './deletion-operations.ts';
+import { type PlanOperationsOptions, planOperations } from './plan-operations.ts';
 import type { Operations, Subject } from './request.ts';
 import { type Operation, ROUTES } from './routes.ts';
 import { type StreamOperationsOptions, streamOperations } from './stream-operations.ts';
 
-export type HttpApiOptions = StreamOperationsOptions &
+export type HttpApiOptions = Omit<StreamOperationsOptions, 'streams'> &
   Omit<DeletionOperationsOptions, 'deletions'> &
-  Omit<CertificateOperationsOptions, 'receipts'> & {
+  Omit<CertificateOperationsOptions, 'receipts'> &
+  Omit<PlanOperationsOptions, 'streams'> & {
+    readonly streams: StreamOperationsOptions['streams'] & PlanOperationsOptions['streams'];
     readonly deletions: StreamOperationsOptions['deletions'] &
       DeletionOperationsOptions['deletions'];
     /** Told about every error that is not the caller's fault (each one is a bug to fix). */
@@ -32,6 +35,7 @@ export function createHttpApi(options: HttpApiOptions): HttpHandler {
     ...streamOperations(options),
     ...deletionOperations(options),
     ...certificateOperations(options),
+    ...planOperations(options),
   };
 
   return async (event) => {
@@ -40,6 +44,7 @@ export function createHttpApi(options: HttpApiOptions): HttpHandler {
       ...(params.tenant ? { tenant: params.tenant } : {}),
       ...(params.stream ? { stream: params.stream } : {}),
       ...(params.deletionId ? { deletionId: params.deletionId } : {}),
+      ...(params.planId ? { planId: params.planId } : {}),
     };
     try {
       const reply = await operations[operationOf(event)]({

@@ -19,6 +19,7 @@ export interface Subject {
   tenant?: string;
   stream?: string;
   deletionId?: string;
+  planId?: string;
   generation?: number;
 }
 
@@ -40,6 +41,14 @@ export function deletionIdOf(request: Request): string {
   const id = request.params.deletionId;
   if (!isDeletionId(id)) {
     throw new BadRequestError('InvalidDeletionId', 'deletionId must be a lowercase UUID');
+  }
+  return id;
+}
+
+export function planIdOf(request: Request): string {
+  const id = request.params.planId;
+  if (!isDeletionId(id)) {
+    throw new BadRequestError('InvalidPlanId', 'planId must be a lowercase UUID');
   }
   return id;
 }

@@ -19,6 +19,16 @@ export const ROUTES = [
     operation: 'ingestEvents',
   },
   {
+    method: 'POST',
+    resource: '/v1/tenants/{tenant}/streams/{stream}/plans',
+    operation: 'createPlan',
+  },
+  {
+    method: 'GET',
+    resource: '/v1/tenants/{tenant}/plans/{planId}',
+    operation: 'getPlan',
+  },
+  {
     method: 'GET',
     resource: '/v1/tenants/{tenant}/deletions',
     operation: 'listDeletions',

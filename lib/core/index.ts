@@ -7,5 +7,7 @@ export * from './lifecycle.ts';
 export * from './messages.ts';
 export * from './names.ts';
 export * from './outcome.ts';
+export * from './plans.ts';
+export * from './pricing.ts';
 export * from './records.ts';
 export * from './views.ts';

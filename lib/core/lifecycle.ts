@@ -42,6 +42,8 @@ export const STREAM_TRANSITIONS = {
 export const STREAM_ACTIVITIES = {
   /** An ingest is admitted only into an ACTIVE stream. */
   ingest: { in: ['ACTIVE'] },
+  /** A plan previews the deletion of an ACTIVE stream (one being deleted has its receipt). */
+  plan: { in: ['ACTIVE'] },
 } as const satisfies Record<string, Activity<StreamState>>;
 
 export const DELETION_TRANSITIONS = {

@@ -175,4 +175,6 @@ export interface ListedObject {
   versionId?: string;
   /** In a versioned bucket: a delete marker (removed, but not an object of the stream). */
   marker?: boolean;
+  /** In a versioned bucket: whether this is the key's current version. */
+  latest?: boolean;
 }

@@ -4,7 +4,7 @@ import type { Context, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import { z } from 'zod';
 import { InvalidMessageError, NAME_PATTERN } from '../core/index.ts';
 import { keysOf, loggedDeletionEvents, type Telemetry } from '../observability/index.ts';
-import { createPipeline, type Dispatcher } from '../pipeline/index.ts';
+import { createPipeline, type Dispatcher, type Planner } from '../pipeline/index.ts';
 import type { Clients } from '../support/index.ts';
 import { boot, type Env, errorText } from './boot.ts';
 
@@ -19,23 +19,47 @@ const DeletionImage = z.object({
   generation: z.int().optional(),
 });
 
-function pendingDeletionOf(record: DynamoDBRecord) {
+/** The part of a plan's stream image that starts it. */
+const PlanImage = z.object({
+  type: z.literal('PLAN'),
+  tenant: z.string().regex(NAME_PATTERN),
+  planId: z.uuid(),
+  state: z.literal('PENDING'),
+  stream: z.string().optional(),
+});
+
+type Pending =
+  | { kind: 'deletion'; ref: { tenant: string; deletionId: string; round: number }; keys: object }
+  | { kind: 'plan'; ref: { tenant: string; planId: string }; keys: object };
+
+function pendingWorkOf(record: DynamoDBRecord): Pending {
   const image = record.dynamodb?.NewImage;
   if (!image) throw new InvalidMessageError('stream record has no new image');
   // The stream's images use the SDK's attribute value shape.
-  const result = DeletionImage.safeParse(unmarshall(image as never));
+  const item = unmarshall(image as never);
+  if (item.type === 'PLAN') {
+    const plan = PlanImage.safeParse(item);
+    if (!plan.success) throw new InvalidMessageError(`not a pending plan: ${plan.error}`);
+    const { tenant, planId, stream } = plan.data;
+    return { kind: 'plan', ref: { tenant, planId }, keys: keysOf({ tenant, stream }) };
+  }
+  const result = DeletionImage.safeParse(item);
   if (!result.success) throw new InvalidMessageError(`not a pending deletion: ${result.error}`);
   const { tenant, deletionId, round } = result.data;
-  return { ref: { tenant, deletionId, round }, keys: keysOf(result.data) };
+  return { kind: 'deletion', ref: { tenant, deletionId, round }, keys: keysOf(result.data) };
 }
 
 /**
- * Dispatcher: each new (or re-opened) deletion on the table's stream is planned and fanned
- * out. Failures are reported per record, so Lambda retries from the failed one, bisects, and
+ * Dispatcher: each new (or re-opened) deletion on the table's stream is laid out and fanned
+ * out, and so is each new plan (a dry run, through the planner and its own queue). Failures are reported per record, so Lambda retries from the failed one, bisects, and
  * finally hands the record to the on-failure destination.
  */
 export const dispatcherHandler =
-  (dispatcher: Pick<Dispatcher, 'dispatch'>, telemetry: Telemetry) =>
+  (
+    dispatcher: Pick<Dispatcher, 'dispatch'>,
+    telemetry: Telemetry,
+    planner?: Pick<Planner, 'start'>,
+  ) =>
   async (event: DynamoDBStreamEvent, context?: Context) =>
     telemetry.invocation(context, {}, () =>
       processPartialResponse(
@@ -49,14 +73,20 @@ export const dispatcherHandler =
             });
             return error;
           };
-          let pending: ReturnType<typeof pendingDeletionOf>;
+          let pending: Pending;
           try {
-            pending = pendingDeletionOf(record);
+            pending = pendingWorkOf(record);
           } catch (error) {
             throw failed(error);
           }
           await telemetry.scope(pending.keys, async () => {
             try {
+              if (pending.kind === 'plan') {
+                if (!planner) throw new Error('this dispatcher was built without a planner');
+                const outcome = await planner.start(pending.ref);
+                telemetry.logger.info('plan started', { planId: pending.ref.planId, outcome });
+                return;
+              }
               const outcome = await dispatcher.dispatch(pending.ref);
               telemetry.logger.info('dispatched', { round: pending.ref.round, outcome });
             } catch (error) {
@@ -72,6 +102,10 @@ export const dispatcherHandler =
 
 export function createDispatcherHandler(env?: Env, clients?: Clients) {
   const { telemetry, config, clients: sdk } = boot('dispatcher', env, clients);
-  const { dispatcher } = createPipeline({ config, clients: sdk, events: loggedDeletionEvents });
-  return dispatcherHandler(dispatcher, telemetry);
+  const { dispatcher, planner } = createPipeline({
+    config,
+    clients: sdk,
+    events: loggedDeletionEvents,
+  });
+  return dispatcherHandler(dispatcher, telemetry, planner);
 }

@@ -5,6 +5,7 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import type { LetheStackProps } from '../../cdk/lethe-stack.ts';
 import { createApiHandler } from '../lambda/api.ts';
 import { createDispatcherHandler } from '../lambda/dispatcher.ts';
+import { createPlannerHandler } from '../lambda/planner.ts';
 import { createPublisherHandler } from '../lambda/publisher.ts';
 import { createSweeperHandler } from '../lambda/sweeper.ts';
 import { createWorkerHandler } from '../lambda/worker.ts';
@@ -54,6 +55,7 @@ const FACTORIES: Record<string, HandlerFactory> = {
   'functions/worker.ts': createWorkerHandler as HandlerFactory,
   'functions/sweeper.ts': createSweeperHandler as HandlerFactory,
   'functions/publisher.ts': createPublisherHandler as HandlerFactory,
+  'functions/planner.ts': createPlannerHandler as HandlerFactory,
 };
 
 /** Settings the local stack changes from the deployed defaults, so that it is quick to watch. */

@@ -1,8 +1,9 @@
-// lib/pipeline: the deletion's steps. Dispatcher, page worker, finalizer, sweeper, and their wiring.
+// lib/pipeline: the deletion's steps. Dispatcher, page worker, finalizer, sweeper, the planner (dry runs), and their wiring.
 export { collect, Dispatcher, type DispatchOutcome } from './dispatcher.ts';
 export { DeletionFence } from './fence.ts';
 export { type FinalizeOutcome, Finalizer, isReadyToVerify } from './finalizer.ts';
 export { PageWorker, type WorkOutcome } from './page-worker.ts';
+export { Planner, type PlannerOptions, type PlanPageOutcome } from './planner.ts';
 export { type DeletionEvents, unobserved } from './ports.ts';
 export {
   DELETION_STATE_CHANGE,

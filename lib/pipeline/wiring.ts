@@ -1,5 +1,5 @@
 import { EventBus } from '../bus/index.ts';
-import { type Clock, systemClock } from '../core/index.ts';
+import { type Clock, type PlanPageMessage, systemClock } from '../core/index.ts';
 import { WorkQueue } from '../queue/index.ts';
 import { EventWriter, PageDeleter } from '../s3/index.ts';
 import {
@@ -8,6 +8,7 @@ import {
   DeletionStore,
   documentClient,
   FailureStore,
+  PlanStore,
   StreamStore,
   Table,
   UploadStore,
@@ -17,6 +18,7 @@ import { Dispatcher } from './dispatcher.ts';
 import { DeletionFence } from './fence.ts';
 import { Finalizer } from './finalizer.ts';
 import { PageWorker } from './page-worker.ts';
+import { Planner } from './planner.ts';
 import { type DeletionEvents, unobserved } from './ports.ts';
 import { StateChangePublisher } from './publisher.ts';
 import { Sweeper } from './sweeper.ts';
@@ -106,6 +108,14 @@ export function createPipeline({
   const publisher = new StateChangePublisher({
     bus: new EventBus({ client: clients.eventbridge, busName: config.eventBusName }),
   });
+  const plans = new PlanStore({ table });
+  const planner = new Planner({
+    plans,
+    s3: clients.s3,
+    queue: new WorkQueue<PlanPageMessage>({ client: clients.sqs, queueUrl: config.planQueueUrl }),
+    pageSize: config.pageSize,
+    clock,
+  });
   const writer = new EventWriter({
     client: clients.s3,
     // An admitted write is abandoned well inside the grace a deletion allows it.
@@ -126,6 +136,8 @@ export function createPipeline({
     worker,
     sweeper,
     writer,
+    plans,
+    planner,
   };
 }
 

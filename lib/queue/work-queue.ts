@@ -7,8 +7,11 @@ export interface WorkQueueOptions {
   readonly queueUrl: string;
 }
 
-/** The work queue: every message is sent in batches of ten, and partial failures resent. */
-export class WorkQueue {
+/**
+ * A work queue (deletion pages, or plan pages): every message is sent in batches of ten, and
+ * partial failures resent.
+ */
+export class WorkQueue<M extends object = WorkMessage> {
   readonly #client: SQSClient;
   readonly #queueUrl: string;
 
@@ -17,7 +20,7 @@ export class WorkQueue {
     this.#queueUrl = options.queueUrl;
   }
 
-  async send(messages: WorkMessage[], delaySeconds = 0): Promise<void> {
+  async send(messages: M[], delaySeconds = 0): Promise<void> {
     for (let start = 0; start < messages.length; start += 10) {
       let entries = messages.slice(start, start + 10).map((message, index) => ({
         Id: String(index),

@@ -101,12 +101,14 @@ export async function* paginateVersionPages(
         key: decode(version.Key),
         size: version.Size ?? 0,
         versionId: version.VersionId ?? 'null',
+        latest: version.IsLatest ?? false,
       })),
       ...(response.DeleteMarkers ?? []).map((deleteMarker) => ({
         key: decode(deleteMarker.Key),
         size: 0,
         versionId: deleteMarker.VersionId ?? 'null',
         marker: true,
+        latest: deleteMarker.IsLatest ?? false,
       })),
     ];
     // S3 answers versions and delete markers apart: one list, by key (stable within a key).
@@ -152,11 +154,15 @@ export async function firstPage(
   return last;
 }
 
-/** The child prefixes of a location, and whether anything lies directly under it. */
+/**
+ * The child prefixes of a location, and whether anything lies directly under it; `onDirect`
+ * sees the entries directly under it, page by page (a plan counts them).
+ */
 export async function childrenOf(
   client: S3Client,
   location: { bucket: string; prefix: string },
   versioned: boolean,
+  onDirect?: (entries: ListedObject[]) => void,
 ): Promise<{ prefixes: string[]; direct: boolean }> {
   const input = { Bucket: location.bucket, Prefix: location.prefix, Delimiter: '/' };
   const pages = versioned
@@ -167,6 +173,7 @@ export async function childrenOf(
   for await (const page of pages) {
     prefixes.push(...page.prefixes);
     direct ||= page.objects.length > 0;
+    if (page.objects.length > 0) onDirect?.(page.objects);
   }
   return { prefixes, direct };
 }

@@ -1,6 +1,7 @@
 import {
   DELETION_ACTIVITIES,
   DELETION_TRANSITIONS,
+  PLAN_TRANSITIONS,
   STREAM_ACTIVITIES,
   STREAM_TRANSITIONS,
 } from '../core/index.ts';
@@ -48,6 +49,10 @@ export const streamMay = (
   step in STREAM_TRANSITIONS
     ? stateIn(STREAM_TRANSITIONS[step as keyof typeof STREAM_TRANSITIONS].from, 'from')
     : stateIn(STREAM_ACTIVITIES[step as keyof typeof STREAM_ACTIVITIES].in, 'in');
+
+/** The plan may take this step: its state is one the step is allowed from. */
+export const planMay = (step: keyof typeof PLAN_TRANSITIONS): Condition =>
+  stateIn(PLAN_TRANSITIONS[step].from, 'from');
 
 /** The attribute equals `value`, bound to `:<attribute>` (which an update may use too). */
 export const equals = (attribute: string, value: unknown): Condition => ({

@@ -53,6 +53,15 @@ export const keys = {
     pk: `DELETION#${deletionId}`,
     sk: `UPLOAD#${uploadId}#${key}`,
   }),
+  plan: (tenant: string, planId: string): ItemKey => ({
+    pk: `TENANT#${tenant}`,
+    sk: `PLAN#${planId}`,
+  }),
+  planChain: (planId: string, chainId: string): ItemKey => ({
+    pk: `PLAN#${planId}`,
+    sk: `CHAIN#${chainId}`,
+  }),
+  planChainsOf: (planId: string) => ({ pk: `PLAN#${planId}`, skPrefix: 'CHAIN#' }),
   /** A public key that signed certificates, kept for as long as they may be verified. */
   certificateKey: (keyId: string): ItemKey => ({ pk: `CERTIFICATE_KEY#${keyId}`, sk: 'KEY' }),
   uploadsOf: (deletionId: string) => ({ pk: `DELETION#${deletionId}`, skPrefix: 'UPLOAD#' }),

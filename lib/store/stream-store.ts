@@ -196,6 +196,11 @@ export class StreamStore {
     return all(equals('deletionId', deletion.deletionId), atGeneration(deletion.generation));
   }
 
+  /** The refusal of a write to a stream that is being deleted (409, with Retry-After). */
+  refusal(stream: StreamRecord): StreamDeletingError {
+    return this.#deleting(stream);
+  }
+
   #deleting(stream: StreamRecord) {
     return new StreamDeletingError(stream, this.#retryAfter, this.#clock.now());
   }

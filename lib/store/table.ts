@@ -141,6 +141,19 @@ export class Table {
     return { Update: { TableName: this.name, Key: key, ...expressionOf(change) } };
   }
 
+  /** The transaction item of a condition on an item that the transaction does not write. */
+  checkItem(key: ItemKey, condition: Condition): TransactItem {
+    return {
+      ConditionCheck: {
+        TableName: this.name,
+        Key: key,
+        ConditionExpression: condition.expression,
+        ExpressionAttributeNames: nonEmpty(condition.names),
+        ExpressionAttributeValues: nonEmpty(condition.values),
+      },
+    };
+  }
+
   /** The transaction item of a conditional put. */
   putItem(item: Record<string, unknown>, condition: Condition): TransactItem {
     return {

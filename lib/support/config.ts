@@ -26,6 +26,10 @@ export interface LetheConfig {
   eventBusName: string;
   /** The KMS key (ECC_NIST_P256, SIGN_VERIFY) that signs deletion certificates. */
   certificateKeyId: string;
+  /** The queue of plan pages (dry runs), apart from the work queue. */
+  planQueueUrl: string;
+  /** Most worker invocations at once: what a plan's estimate of seconds assumes. */
+  workerConcurrency: number;
 }
 
 /** Environment variable of each setting, shared by the stack and the local runtime. */
@@ -46,6 +50,8 @@ export const ENV = {
   defaultGraceSeconds: 'LETHE_DEFAULT_GRACE_SECONDS',
   eventBusName: 'LETHE_EVENT_BUS_NAME',
   certificateKeyId: 'LETHE_CERTIFICATE_KEY_ID',
+  planQueueUrl: 'LETHE_PLAN_QUEUE_URL',
+  workerConcurrency: 'LETHE_WORKER_CONCURRENCY',
 } as const satisfies Record<keyof LetheConfig, string>;
 
 export const DEFAULTS = {
@@ -59,6 +65,7 @@ export const DEFAULTS = {
   retryAfterSeconds: 30,
   receiptRetentionDays: 365,
   defaultGraceSeconds: 0,
+  workerConcurrency: 20,
 } as const;
 
 /** The longest grace window a deletion may wait out: 30 days. */
@@ -75,10 +82,11 @@ function versioning(value: string | undefined): LetheConfig['bucketVersioning'] 
 /** The resources each function needs named in its environment. */
 export const REQUIRED_SETTINGS = {
   api: ['tableName', 'bucket', 'certificateKeyId'],
-  dispatcher: ['tableName', 'queueUrl'],
+  dispatcher: ['tableName', 'queueUrl', 'planQueueUrl'],
   worker: ['tableName', 'queueUrl'],
   sweeper: ['tableName', 'queueUrl'],
   publisher: ['eventBusName'],
+  planner: ['tableName', 'planQueueUrl'],
 } as const satisfies Record<string, ReadonlyArray<keyof LetheConfig>>;
 
 export type FunctionName = keyof typeof REQUIRED_SETTINGS;
@@ -132,5 +140,7 @@ export function loadConfig(
     defaultGraceSeconds: int('defaultGraceSeconds', 0, MAX_GRACE_SECONDS),
     eventBusName: text('eventBusName'),
     certificateKeyId: text('certificateKeyId'),
+    planQueueUrl: text('planQueueUrl'),
+    workerConcurrency: int('workerConcurrency', 1, 10_000),
   };
 }

@@ -3,6 +3,11 @@ import { createHttpApi, type Operation, Receipts, ROUTES } from '../../lib/api/i
 import {
   BadRequestError,
   type CertificateKey,
+  fenced,
+  NO_COUNTS,
+  newPlan,
+  type Outcome,
+  type PlanRecord,
   DeletionNotCancellableError,
   DeletionNotFoundError,
   DeletionNotRetryableError,
@@ -48,6 +53,10 @@ interface Answers {
   deletions: DeletionPage;
   /** A public key that once signed certificates (`null`: no such key). */
   key: CertificateKey | null;
+  /** Whether the plan's transaction found the stream still ACTIVE. */
+  planRequest: Outcome<PlanRecord>;
+  /** The plan record a plan is read from (`null`: there is none). */
+  plan: PlanRecord | null;
 }
 
 export type Fault = { [K in keyof Answers]?: Answers[K] | Error };
@@ -81,6 +90,7 @@ function handlerWith(fault: Fault = {}) {
       admitIngest: async () => answer(fault.admitIngest, aStream()),
       // The api releases every admitted ingest once its write ends (ingests in flight are counted).
       releaseIngest: async () => {},
+      refusal: (stream) => new StreamDeletingError(stream, 30, NOW),
     },
     deletions: {
       request: async () =>
@@ -99,12 +109,27 @@ function handlerWith(fault: Fault = {}) {
     writer: { write: async () => 'streams/acme/logs/1/dt=2026-03-01/e.json' },
     maxEventsBytes: MAX_EVENTS_BYTES,
     defaultGraceSeconds: 0,
+    plans: {
+      request: async (plan) => answer(fault.planRequest, { status: 'ok', item: plan }),
+      get: async () => answer(fault.plan, A_PLAN) ?? undefined,
+      totals: async () => ({ ...NO_COUNTS, objects: 3, versions: 3, bytes: 30, pages: 1 }),
+    },
+    pageSize: 1000,
+    workerConcurrency: 20,
     signer: SIGNER,
     keys: { get: async () => answer(fault.key, OLD_KEY) ?? undefined },
   });
 }
 
 const SIGNER = localSigner();
+const A_PLAN = {
+  ...newPlan(aStream(), 'b2c4e6f8-1a3b-4c5d-8e9f-0a1b2c3d4e5f', NOW, {
+    pageSize: 1000,
+    workerConcurrency: 20,
+  }),
+  state: 'RUNNING' as const,
+  chainsTotal: 2,
+};
 /** A key that signed certificates before the current one replaced it. */
 const OLD_KEY = localSigner('arn:aws:kms:eu-west-1:000000000000:key/old-key').key;
 
@@ -138,6 +163,8 @@ export const everythingFails: Fault = {
   deletion: boom,
   deletions: boom,
   key: boom,
+  plan: boom,
+  planRequest: boom,
 };
 
 const scheduled = aDeletion({
@@ -298,6 +325,35 @@ export const CASES: Record<Operation, Case[]> = {
     },
     { label: 'a bad id', params: { deletionId: 'NOT-A-UUID' } },
   ],
+  createPlan: [
+    { label: 'accepted' },
+    { label: 'missing', fault: { get: new StreamNotFoundError('acme', 'logs') } },
+    {
+      label: 'being deleted',
+      fault: { get: aStream({ state: 'DELETING', deletionId: DELETION_ID }) },
+    },
+    { label: 'deleted while it was requested', fault: { planRequest: fenced() } },
+  ],
+  getPlan: [
+    { label: 'RUNNING' },
+    {
+      label: 'COMPLETED',
+      fault: {
+        plan: {
+          ...A_PLAN,
+          state: 'COMPLETED',
+          objects: 2_400,
+          versions: 2_400,
+          bytes: 98_000,
+          pages: 12,
+          multipartUploads: 1,
+          completedAt: NOW.toISOString(),
+        },
+      },
+    },
+    { label: 'missing', fault: { plan: null } },
+    { label: 'a bad id', params: { planId: 'NOT-A-UUID' } },
+  ],
   getCertificate: [
     { label: 'COMPLETED', fault: { deletion: completed } },
     { label: 'RUNNING' },
@@ -321,6 +377,7 @@ export async function invoke(operation: Operation, testCase: Case): Promise<APIG
     tenant: 'acme',
     stream: 'logs',
     deletionId: DELETION_ID,
+    planId: A_PLAN.planId,
   };
   const pathParameters = Object.fromEntries(
     names.map((name) => [name, testCase.params?.[name] ?? defaults[name] ?? '']),

@@ -78,6 +78,7 @@ describe('TenantInvokePolicy', () => {
     expect(statements().map((statement) => [statement.Sid, statement.Effect])).toEqual([
       ['OwnTenant', 'Allow'],
       ['Health', 'Allow'],
+      ['CertificateKey', 'Allow'],
     ]);
   });
 
@@ -88,8 +89,12 @@ describe('TenantInvokePolicy', () => {
         method: route.method,
         path: pathOf(route.resource, tenant),
         tenant,
-        // The health check holds no tenant's data; every other route is the tenant's own.
-        expected: route.operation === 'health' || tenant === 'acme',
+        // The health check and the certificate key hold no tenant's data; every other route
+        // is the tenant's own.
+        expected:
+          route.operation === 'health' ||
+          route.operation === 'getCertificateKey' ||
+          tenant === 'acme',
       })),
     ),
   )(

@@ -26,6 +26,9 @@ function apiWith(deletion = aDeletion()) {
       list: unused,
       admitIngest: unused,
       releaseIngest: unused,
+      refusal: () => {
+        throw new Error('not reached by the certificate routes');
+      },
     },
     deletions: { request: unused, retry: unused, cancel: unused, expedite: unused },
     index: { list: unused },
@@ -33,6 +36,9 @@ function apiWith(deletion = aDeletion()) {
     writer: { write: unused },
     maxEventsBytes: 1024,
     defaultGraceSeconds: 0,
+    plans: { request: unused, get: unused, totals: unused },
+    pageSize: 1000,
+    workerConcurrency: 20,
     signer,
     keys: { get: async (keyId) => (keyId === old.key.keyId ? old.key : undefined) },
   };

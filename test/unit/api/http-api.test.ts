@@ -1,7 +1,12 @@
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { describe, expect, it, vi } from 'vitest';
 import { createHttpApi, type HttpApiOptions, type Receipts } from '../../../lib/api/index.ts';
-import { type DeletionRecord, StreamDeletingError, toReceipt } from '../../../lib/core/index.ts';
+import {
+  type DeletionRecord,
+  NO_COUNTS,
+  StreamDeletingError,
+  toReceipt,
+} from '../../../lib/core/index.ts';
 import type { EventWriter } from '../../../lib/s3/index.ts';
 import type { DeletionIndex, DeletionStore, StreamStore } from '../../../lib/store/index.ts';
 import { type ApiRequest, apiEvent } from '../../helpers/events.ts';
@@ -26,6 +31,9 @@ function api() {
     list: vi.fn<StreamStore['list']>(async () => ({ streams: [aStream()] })),
     admitIngest: vi.fn<StreamStore['admitIngest']>(async () => aStream()),
     releaseIngest: vi.fn<StreamStore['releaseIngest']>(async () => {}),
+    refusal: vi.fn<StreamStore['refusal']>(
+      (stream) => new StreamDeletingError(stream, 30, new Date(NOW)),
+    ),
   } satisfies HttpApiOptions['streams'];
   const deletions = {
     request: vi.fn<DeletionStore['request']>(async () => ({
@@ -59,6 +67,13 @@ function api() {
     defaultGraceSeconds: DEFAULT_GRACE_SECONDS,
     signer: localSigner(),
     keys: { get: async () => undefined },
+    plans: {
+      request: async (plan) => ({ status: 'ok', item: plan }),
+      get: async () => undefined,
+      totals: async () => NO_COUNTS,
+    },
+    pageSize: 1000,
+    workerConcurrency: 20,
     onUnexpectedError,
   });
   /** The api's response to a request. */

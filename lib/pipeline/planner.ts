@@ -1,0 +1,163 @@
+import {
+  addCounts,
+  type Clock,
+  chainIdOf,
+  countPage,
+  isInside,
+  NO_COUNTS,
+  type PlanChainRecord,
+  type PlanPageMessage,
+  type PlanRecord,
+  planPageMessage,
+  systemClock,
+} from '../core/index.ts';
+import { childrenOf, firstPage, isBucketVersioned, uploadsUnder } from '../s3/index.ts';
+import type { PlanChainLayout, PlanStore } from '../store/index.ts';
+import type { ObjectStore } from './ports.ts';
+
+export interface PlanSender {
+  send(messages: PlanPageMessage[]): Promise<void>;
+}
+
+export interface PlannerOptions {
+  readonly plans: Pick<
+    PlanStore,
+    'get' | 'register' | 'start' | 'chains' | 'chain' | 'countPage' | 'totals' | 'complete'
+  >;
+  /** Read-only use: the planner lists, and never deletes, aborts or writes an object. */
+  readonly s3: ObjectStore;
+  readonly queue: PlanSender;
+  /** Entries per listing page: the deletion's own page size, so pages are counted alike. */
+  readonly pageSize: number;
+  readonly clock?: Clock;
+}
+
+export type PlanPageOutcome = 'counted' | 'ended' | 'duplicate' | 'stale';
+
+/**
+ * A plan, run as a deletion runs but counting instead of deleting: `start` lays out one chain
+ * per child prefix (and one for the keys directly under the location) and sends each chain's
+ * first page; `page` lists one page, counts it once (a conditional write on the chain's page
+ * number) and hands the next page on; the last chain to end completes the plan, with the
+ * multipart uploads in progress counted. Every step may be repeated: duplicates count nothing.
+ */
+export class Planner {
+  readonly #plans: PlannerOptions['plans'];
+  readonly #s3: ObjectStore;
+  readonly #queue: PlanSender;
+  readonly #pageSize: number;
+  readonly #clock: Clock;
+
+  constructor(options: PlannerOptions) {
+    this.#plans = options.plans;
+    this.#s3 = options.s3;
+    this.#queue = options.queue;
+    this.#pageSize = options.pageSize;
+    this.#clock = options.clock ?? systemClock;
+  }
+
+  async start(ref: { tenant: string; planId: string }): Promise<'started' | 'stale'> {
+    let plan = await this.#plans.get(ref.tenant, ref.planId);
+    if (!plan) return 'stale';
+    if (plan.state === 'PENDING') {
+      const versioned = await isBucketVersioned(this.#s3, plan.bucket);
+      const chains = await this.#layout(plan, versioned);
+      await this.#plans.register(plan, chains);
+      // The chain of direct keys has ended already: only the others are waited for.
+      const working = chains.filter((chain) => chain.counts === undefined).length;
+      await this.#plans.start(plan, working, versioned, this.#clock.now());
+      plan = await this.#plans.get(ref.tenant, ref.planId);
+    }
+    if (plan?.state !== 'RUNNING') return 'stale';
+    if (plan.chainsTotal === 0) {
+      await this.finalizeIfReady(plan);
+      return 'started';
+    }
+    const first: PlanPageMessage[] = [];
+    for await (const chain of this.#plans.chains(plan)) {
+      if (chain.page === 0 && !chain.ended) first.push(planPageMessage(chain, 0));
+    }
+    await this.#queue.send(first);
+    return 'started';
+  }
+
+  async page(message: PlanPageMessage): Promise<PlanPageOutcome> {
+    const plan = await this.#plans.get(message.tenant, message.planId);
+    const chain = await this.#plans.chain(message.planId, message.chainId);
+    if (!plan || !chain || plan.state !== 'RUNNING' || message.page > chain.page) return 'stale';
+    if (message.page < chain.page) return this.#redelivered(plan, chain, message.page);
+    const listed = await firstPage(
+      { client: this.#s3, pageSize: this.#pageSize },
+      {
+        Bucket: plan.bucket,
+        Prefix: chain.prefix,
+        After: chain.cursor,
+      },
+      plan.versioned === true,
+    );
+    // Only what lies inside the location is counted (a listing by prefix cannot widen it).
+    const inside = listed.objects.filter((entry) => isInside(entry.key, plan.prefix));
+    const counted = await this.#plans.countPage(
+      chain,
+      countPage(inside, plan.versioned === true),
+      listed.next,
+    );
+    if (counted.status !== 'ok') return 'duplicate';
+    if (listed.next) {
+      await this.#queue.send([planPageMessage(chain, chain.page + 1)]);
+      return 'counted';
+    }
+    await this.finalizeIfReady(plan);
+    return 'ended';
+  }
+
+  /** Completes the plan once every chain has ended: totals, and the uploads in progress. */
+  async finalizeIfReady(ref: Pick<PlanRecord, 'tenant' | 'planId'>): Promise<boolean> {
+    const plan = await this.#plans.get(ref.tenant, ref.planId);
+    if (!plan || plan.state !== 'RUNNING' || plan.chainsSettled < plan.chainsTotal) return false;
+    let uploads = 0;
+    for await (const page of uploadsUnder(this.#s3, plan.bucket, plan.prefix)) {
+      uploads += page.filter((upload) => isInside(upload.key, plan.prefix)).length;
+    }
+    const totals = await this.#plans.totals(plan);
+    return (await this.#plans.complete(plan, totals, uploads, this.#clock.now())).status === 'ok';
+  }
+
+  /**
+   * A page counted before, delivered again: the step after it may have been lost with the
+   * worker that counted it, so it is taken again (both steps are idempotent).
+   */
+  async #redelivered(
+    plan: PlanRecord,
+    chain: PlanChainRecord,
+    page: number,
+  ): Promise<PlanPageOutcome> {
+    if (page !== chain.page - 1) return 'duplicate';
+    if (chain.ended) await this.finalizeIfReady(plan);
+    else await this.#queue.send([planPageMessage(chain, chain.page)]);
+    return 'duplicate';
+  }
+
+  /**
+   * One chain per child prefix; the keys directly under the location are counted by the same
+   * listing (as a deletion's dispatcher lists it), into a chain that has ended already.
+   */
+  async #layout(plan: PlanRecord, versioned: boolean) {
+    let direct = NO_COUNTS;
+    const listed = await childrenOf(this.#s3, plan, versioned, (entries) => {
+      const inside = entries.filter((entry) => isInside(entry.key, plan.prefix));
+      direct = addCounts(direct, { ...countPage(inside, versioned), pages: 0 });
+    });
+    const children = listed.prefixes.filter((prefix) => isInside(prefix, plan.prefix));
+    const chains: PlanChainLayout[] = children.map((prefix) => ({
+      chainId: chainIdOf(prefix),
+      prefix,
+    }));
+    if (listed.direct) {
+      // Their deletion takes a page of its own.
+      const counts = { ...direct, pages: Math.ceil(direct.versions / this.#pageSize) || 1 };
+      chains.push({ chainId: chainIdOf(plan.prefix), prefix: plan.prefix, counts });
+    }
+    return chains;
+  }
+}

@@ -1,0 +1,224 @@
+import {
+  addCounts,
+  type Cursor,
+  duplicate,
+  fenced,
+  NO_COUNTS,
+  type Outcome,
+  ok,
+  PLAN_TRANSITIONS,
+  type PlanChainRecord,
+  type PlanCounts,
+  type PlanRecord,
+} from '../core/index.ts';
+import { all, atGeneration, equals, isAbsent, planMay, streamMay } from './conditions.ts';
+import { keys, TTL_ATTRIBUTE } from './layout.ts';
+import type { Table } from './table.ts';
+
+/** A chain as the planner lays it out: `counts` when it was counted already (it has ended). */
+export interface PlanChainLayout {
+  chainId: string;
+  prefix: string;
+  counts?: PlanCounts;
+}
+
+/** Plans are previews: they expire a week after they are requested. */
+const PLAN_TTL_SECONDS = 7 * 86_400;
+
+/**
+ * Plans and their chains: the only code that writes them. A page is counted by one
+ * conditional write on its chain (its page number), so a duplicate message counts nothing; a
+ * chain that ends is settled towards its plan in the same transaction.
+ */
+export class PlanStore {
+  readonly #table: Table;
+
+  constructor(options: { readonly table: Table }) {
+    this.#table = options.table;
+  }
+
+  /**
+   * Writes a new plan, PENDING, if the stream is still ACTIVE at the plan's generation: the
+   * stream item is checked, never written. `fenced` when it no longer is.
+   */
+  async request(plan: PlanRecord): Promise<Outcome<PlanRecord>> {
+    const result = await this.#table.transact([
+      this.#table.checkItem(
+        keys.stream(plan.tenant, plan.stream),
+        all(streamMay('plan'), atGeneration(plan.generation)),
+      ),
+      this.#table.putItem(
+        { ...keys.plan(plan.tenant, plan.planId), ...plan, ...this.#ttl(plan) },
+        isAbsent,
+      ),
+    ]);
+    return result.ok ? ok(plan) : fenced();
+  }
+
+  async get(tenant: string, planId: string): Promise<PlanRecord | undefined> {
+    return this.#table.read<PlanRecord>(keys.plan(tenant, planId));
+  }
+
+  /** Creates the plan's chains; chains that exist already keep their progress. */
+  async register(plan: PlanRecord, chains: PlanChainLayout[]): Promise<void> {
+    const put = ({ chainId, prefix, counts }: PlanChainLayout) => {
+      const record: PlanChainRecord = {
+        planId: plan.planId,
+        tenant: plan.tenant,
+        chainId,
+        prefix,
+        page: counts ? 1 : 0,
+        ended: counts !== undefined,
+        ...(counts ?? NO_COUNTS),
+      };
+      return this.#table.put(
+        keys.planChain(plan.planId, chainId),
+        record,
+        isAbsent,
+        this.#ttl(plan),
+      );
+    };
+    for (let start = 0; start < chains.length; start += 16) {
+      await Promise.all(chains.slice(start, start + 16).map(put));
+    }
+  }
+
+  /** PENDING -> RUNNING with its chains counted; `duplicate` when it runs already. */
+  async start(
+    plan: PlanRecord,
+    chainsTotal: number,
+    versioned: boolean,
+    now: Date,
+  ): Promise<Outcome> {
+    const written = await this.#table.update(keys.plan(plan.tenant, plan.planId), {
+      update: 'SET #state = :to, chainsTotal = :total, versioned = :versioned, updatedAt = :now',
+      values: {
+        ':to': PLAN_TRANSITIONS.start.to,
+        ':total': chainsTotal,
+        ':versioned': versioned,
+        ':now': now.toISOString(),
+      },
+      condition: planMay('start'),
+    });
+    return written.ok ? ok(undefined) : duplicate();
+  }
+
+  chains(plan: Pick<PlanRecord, 'planId'>): AsyncGenerator<PlanChainRecord> {
+    const scope = keys.planChainsOf(plan.planId);
+    return this.#table.query<PlanChainRecord>({
+      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+      ExpressionAttributeValues: { ':pk': scope.pk, ':prefix': scope.skPrefix },
+      ConsistentRead: true,
+    });
+  }
+
+  async chain(planId: string, chainId: string): Promise<PlanChainRecord | undefined> {
+    return this.#table.read<PlanChainRecord>(keys.planChain(planId, chainId));
+  }
+
+  /**
+   * Counts page `chain.page` and moves the chain on to `next`; without `next` the chain has
+   * ended and is settled towards its plan in the same transaction. `duplicate` when that page
+   * was counted already.
+   */
+  async countPage(
+    chain: PlanChainRecord,
+    counts: PlanCounts,
+    next: Cursor | undefined,
+  ): Promise<Outcome> {
+    const change = {
+      update: `SET #page = :next, #ended = :hasEnded${next ? ', #cursor = :cursor' : ''} ADD #objects :objects, #bytes :bytes, #versions :versions, #markers :markers, #pages :pages`,
+      names: {
+        '#objects': 'objects',
+        '#bytes': 'bytes',
+        '#versions': 'versions',
+        '#markers': 'deleteMarkers',
+        '#pages': 'pages',
+        ...(next ? { '#cursor': 'cursor' } : {}),
+      },
+      values: {
+        ':next': chain.page + 1,
+        ':hasEnded': next === undefined,
+        ...(next ? { ':cursor': next } : {}),
+        ':objects': counts.objects,
+        ':bytes': counts.bytes,
+        ':versions': counts.versions,
+        ':markers': counts.deleteMarkers,
+        ':pages': counts.pages,
+      },
+      // Binds #page, #ended (and :page, :ended) for the update too.
+      condition: all(equals('page', chain.page), equals('ended', false)),
+    };
+    const key = keys.planChain(chain.planId, chain.chainId);
+    if (next) {
+      const written = await this.#table.update(key, change);
+      return written.ok ? ok(undefined) : duplicate();
+    }
+    const result = await this.#table.transact([
+      this.#table.updateItem(key, change),
+      this.#table.updateItem(keys.plan(chain.tenant, chain.planId), {
+        update: 'ADD chainsSettled :one',
+        values: { ':one': 1 },
+        condition: planMay('complete'),
+      }),
+    ]);
+    if (result.ok) return ok(undefined);
+    return result.failedIndex === 0 ? duplicate() : fenced();
+  }
+
+  /** Every chain's counts, summed. */
+  async totals(plan: Pick<PlanRecord, 'planId'>): Promise<PlanCounts> {
+    let totals = NO_COUNTS;
+    for await (const chain of this.chains(plan)) totals = addCounts(totals, chain);
+    return totals;
+  }
+
+  /** RUNNING -> COMPLETED with its totals and the uploads in progress it found. */
+  async complete(
+    plan: PlanRecord,
+    totals: PlanCounts,
+    multipartUploads: number,
+    now: Date,
+  ): Promise<Outcome> {
+    const written = await this.#table.update(keys.plan(plan.tenant, plan.planId), {
+      update:
+        'SET #state = :to, #objects = :objects, #bytes = :bytes, #versions = :versions, #markers = :markers, #pages = :pages, multipartUploads = :uploads, completedAt = :now, updatedAt = :now',
+      names: {
+        '#objects': 'objects',
+        '#bytes': 'bytes',
+        '#versions': 'versions',
+        '#markers': 'deleteMarkers',
+        '#pages': 'pages',
+      },
+      values: {
+        ':to': PLAN_TRANSITIONS.complete.to,
+        ':objects': totals.objects,
+        ':bytes': totals.bytes,
+        ':versions': totals.versions,
+        ':markers': totals.deleteMarkers,
+        ':pages': totals.pages,
+        ':uploads': multipartUploads,
+        ':now': now.toISOString(),
+      },
+      condition: planMay('complete'),
+    });
+    return written.ok ? ok(undefined) : duplicate();
+  }
+
+  async fail(
+    plan: PlanRecord,
+    reason: { code: string; message: string },
+    now: Date,
+  ): Promise<Outcome> {
+    const written = await this.#table.update(keys.plan(plan.tenant, plan.planId), {
+      update: 'SET #state = :to, reason = :reason, completedAt = :now, updatedAt = :now',
+      values: { ':to': PLAN_TRANSITIONS.fail.to, ':reason': reason, ':now': now.toISOString() },
+      condition: planMay('fail'),
+    });
+    return written.ok ? ok(undefined) : duplicate();
+  }
+
+  #ttl(plan: Pick<PlanRecord, 'requestedAt'>) {
+    return { [TTL_ATTRIBUTE]: Math.floor(Date.parse(plan.requestedAt) / 1000) + PLAN_TTL_SECONDS };
+  }
+}

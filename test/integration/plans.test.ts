@@ -1,0 +1,238 @@
+import { randomUUID } from 'node:crypto';
+import {
+  CreateMultipartUploadCommand,
+  DeleteObjectCommand,
+  ListMultipartUploadsCommand,
+  PutBucketVersioningCommand,
+  type S3Client,
+} from '@aws-sdk/client-s3';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { PlanView } from '../../lib/core/index.ts';
+import type { Clients } from '../../lib/support/index.ts';
+import { prepareCell, waitForEnd } from '../helpers/cells.ts';
+import { type ApiClient, apiClient, parseLocation, waitFor } from '../helpers/http.ts';
+import { listAll, seedObjects } from '../helpers/s3.ts';
+import { startTarget, type TestTarget } from '../helpers/target.ts';
+
+/** S3 commands that change data: a plan must never send one. */
+const MUTATING = /^(Delete|Put|Copy|Abort|Complete|Create|Restore|Upload)/;
+
+/**
+ * Every S3 request of the pipeline's functions goes through this guard: a mutating command is
+ * refused (and remembered) while `armed`, so a plan that tried to change anything would fail.
+ */
+function mutationGuard() {
+  const refused: string[] = [];
+  const guard = { armed: false, refused, seen: 0, failedSends: 0 };
+  const wrap = (clients: Clients): Clients => {
+    clients.s3.middlewareStack.add(
+      (next, context) => async (args) => {
+        const command = context.commandName?.replace(/Command$/, '') ?? '';
+        if (guard.armed) guard.seen++;
+        if (guard.armed && MUTATING.test(command)) {
+          refused.push(command);
+          throw new Error(`refused ${command}: nothing may change during a plan`);
+        }
+        return next(args);
+      },
+      { step: 'initialize', name: 'refuseMutations' },
+    );
+    // Every other plan page message fails to send once: the page is counted, the worker
+    // fails, and the redelivered message must hand the next page on without counting again.
+    let sends = 0;
+    clients.sqs.middlewareStack.add(
+      (next, context) => async (args) => {
+        const input = args.input as { QueueUrl?: string };
+        if (
+          context.commandName === 'SendMessageBatchCommand' &&
+          /plans-pages/.test(input.QueueUrl ?? '')
+        ) {
+          if (++sends % 2 === 0) {
+            guard.failedSends++;
+            throw new Error('injected: the worker died before it sent');
+          }
+        }
+        return next(args);
+      },
+      { step: 'initialize', name: 'dropPlanSends' },
+    );
+    return clients;
+  };
+  return { guard, wrap };
+}
+
+const plan = async (api: ApiClient, tenant: string, stream = 'logs') => {
+  const reply = await api.call<PlanView>('POST', `/v1/tenants/${tenant}/streams/${stream}/plans`);
+  expect(reply.status).toBe(202);
+  expect(reply.headers.get('location')).toBe(`/v1/tenants/${tenant}/plans/${reply.body.planId}`);
+  return waitFor(
+    `plan ${reply.body.planId}`,
+    async () => {
+      const { body } = await api.call<PlanView>(
+        'GET',
+        `/v1/tenants/${tenant}/plans/${reply.body.planId}`,
+      );
+      return body.state === 'COMPLETED' || body.state === 'FAILED' ? body : undefined;
+    },
+    120_000,
+    300,
+  );
+};
+
+const uploadsUnder = async (s3: S3Client, bucket: string, prefix: string) =>
+  (await s3.send(new ListMultipartUploadsCommand({ Bucket: bucket, Prefix: prefix }))).Uploads ??
+  [];
+
+describe('plans (dry runs)', () => {
+  let target: TestTarget;
+  let api: ApiClient;
+  const { guard, wrap } = mutationGuard();
+  const tenant = () => `p${randomUUID().slice(0, 8)}`;
+
+  beforeAll(async () => {
+    // Pages of 7: every chain is several pages long, and every other send fails once.
+    target = await startTarget({ settings: { LETHE_PAGE_SIZE: '7' }, wrapClients: wrap });
+    api = apiClient(target.baseUrl);
+  });
+  afterAll(async () => {
+    await target?.stop();
+  });
+
+  it('counts exactly, over many pages and partitions, and changes nothing', async () => {
+    // Arrange: 60 objects over three partitions, an ingested batch, two keys directly under
+    // the location, and an upload in progress.
+    const cell = await prepareCell(api, target.s3, tenant(), 60);
+    const { bucket, prefix } = cell.location;
+    await seedObjects(target.s3, bucket, [
+      { key: `${prefix}manifest.json`, body: '{"v":1}' },
+      { key: `${prefix}_SUCCESS`, body: '' },
+    ]);
+    await target.s3.send(
+      new CreateMultipartUploadCommand({ Bucket: bucket, Key: `${prefix}dt=2026-01-01/big.bin` }),
+    );
+    const before = await listAll(target.s3, bucket, prefix);
+    const stream = (await api.get(cell.tenant, 'logs')).body;
+
+    // Act
+    guard.armed = true;
+    const result = await plan(api, cell.tenant);
+    guard.armed = false;
+
+    // Assess: exact counts, and nothing changed
+    const bytes = [...before.values()].reduce((sum, size) => sum + size, 0);
+    expect(result).toMatchObject({
+      state: 'COMPLETED',
+      generation: 1,
+      location: `s3://${bucket}/${prefix}`,
+      objects: before.size,
+      versions: before.size,
+      bytes,
+      deleteMarkers: 0,
+      multipartUploads: 1,
+    });
+    expect(result.estimate.s3Requests).toBeGreaterThan(2 * Math.ceil(before.size / 7));
+    expect(result.estimate.costUsd).toBeGreaterThan(0);
+    expect(result.estimate.seconds).toBeGreaterThanOrEqual(1);
+    expect(guard.refused).toEqual([]);
+    // The guard stood on the plan's path, and sends failed after pages were counted.
+    expect(guard.seen).toBeGreaterThan(Math.ceil(before.size / 7));
+    expect(guard.failedSends).toBeGreaterThan(0);
+    expect(await listAll(target.s3, bucket, prefix)).toEqual(before);
+    expect(await uploadsUnder(target.s3, bucket, prefix)).toHaveLength(1);
+    expect((await api.get(cell.tenant, 'logs')).body).toEqual(stream);
+  });
+
+  it('refuses a stream being deleted, and a deletion right after a plan still takes everything', async () => {
+    // Arrange
+    const cell = await prepareCell(api, target.s3, tenant(), 20);
+
+    // Act: a plan, then the deletion at once (racing the plan), then another plan
+    const planned = api.call<PlanView>('POST', `/v1/tenants/${cell.tenant}/streams/logs/plans`);
+    const deletion = await api.delete(cell.tenant, 'logs');
+    const refused = await api.call('POST', `/v1/tenants/${cell.tenant}/streams/logs/plans`);
+    const receipt = await waitForEnd(api, cell.tenant, String(deletion.body.deletionId));
+
+    // Assess
+    expect(refused.status).toBe(409);
+    expect(refused.body).toMatchObject({ error: { code: 'StreamDeleting' } });
+    expect(receipt).toMatchObject({ state: 'COMPLETED', objectsDeleted: cell.objects });
+    const first = await planned;
+    if (first.status === 202) {
+      const ended = await waitFor('the racing plan to end', async () => {
+        const { body } = await api.call<PlanView>(
+          'GET',
+          `/v1/tenants/${cell.tenant}/plans/${first.body.planId}`,
+        );
+        return body.state === 'COMPLETED' || body.state === 'FAILED' ? body : undefined;
+      });
+      // A plan is exact as of its listing: never more than there was.
+      expect(ended.objects).toBeLessThanOrEqual(cell.objects);
+    } else {
+      expect(first.status).toBe(409);
+    }
+  });
+
+  it('answers 404 for a plan of another tenant, and for a stream that does not exist', async () => {
+    const cell = await prepareCell(api, target.s3, tenant(), 3);
+    const result = await plan(api, cell.tenant);
+
+    const other = await api.call('GET', `/v1/tenants/x${cell.tenant}/plans/${result.planId}`);
+    const missing = await api.call('POST', `/v1/tenants/${cell.tenant}/streams/nope/plans`);
+
+    expect(other).toMatchObject({ status: 404, body: { error: { code: 'PlanNotFound' } } });
+    expect(missing).toMatchObject({ status: 404, body: { error: { code: 'StreamNotFound' } } });
+  });
+
+  it('counts versions, delete markers and current objects in a versioned bucket', async () => {
+    // Arrange: a stack of its own whose bucket keeps versions
+    const own = await startTarget({ settings: { LETHE_PAGE_SIZE: '10' }, wrapClients: wrap });
+    try {
+      const ownApi = apiClient(own.baseUrl);
+      const name = tenant();
+      const created = await ownApi.create(name, 'logs');
+      const { bucket, prefix } = parseLocation(String(created.body.location));
+      await own.s3.send(
+        new PutBucketVersioningCommand({
+          Bucket: bucket,
+          VersioningConfiguration: { Status: 'Enabled' },
+        }),
+      );
+      const keys = Array.from({ length: 40 }, (_, n) => `${prefix}dt=2026-01-0${n % 4}/k${n}.json`);
+      await seedObjects(
+        own.s3,
+        bucket,
+        keys.map((key) => ({ key, body: 'first' })),
+      );
+      await seedObjects(
+        own.s3,
+        bucket,
+        keys.slice(0, 20).map((key) => ({ key, body: 'second!' })),
+      );
+      for (const key of keys.slice(0, 8)) {
+        await own.s3.send(new DeleteObjectCommand({ Bucket: bucket, Key: key }));
+      }
+      await own.s3.send(
+        new CreateMultipartUploadCommand({ Bucket: bucket, Key: `${prefix}u.bin` }),
+      );
+
+      // Act
+      guard.armed = true;
+      const result = await plan(ownApi, name);
+      guard.armed = false;
+
+      // Assess
+      expect(result).toMatchObject({
+        state: 'COMPLETED',
+        objects: 32,
+        versions: 60,
+        bytes: 40 * 5 + 20 * 7,
+        deleteMarkers: 8,
+        multipartUploads: 1,
+      });
+      expect(guard.refused).toEqual([]);
+    } finally {
+      guard.armed = false;
+      await own.stop();
+    }
+  });
+});

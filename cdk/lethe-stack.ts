@@ -196,6 +196,10 @@ export class LetheStack extends Stack {
       dataKeys,
       ...(props.workerConcurrency ? { concurrency: props.workerConcurrency } : {}),
     });
+    // Every function that reads the table sees the same layout settings.
+    this.plans.planner
+      .configure('dataRoot', dataRoot)
+      .configure('receiptRetentionDays', receiptRetentionDays);
     this.functions = {
       api,
       dispatcher,

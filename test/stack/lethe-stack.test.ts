@@ -133,7 +133,7 @@ describe('dispatcher event source', () => {
     });
   });
 
-  it('lets through only PENDING deletions, on INSERT and MODIFY', () => {
+  it('lets through only PENDING deletions and plans, on INSERT and MODIFY', () => {
     // Act
     const pattern = new Capture();
     template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
@@ -145,7 +145,7 @@ describe('dispatcher event source', () => {
     // Assess
     expect([...eventName].sort()).toEqual(['INSERT', 'MODIFY']);
     expect(rest).toEqual({
-      dynamodb: { NewImage: { type: { S: ['DELETION'] }, state: { S: ['PENDING'] } } },
+      dynamodb: { NewImage: { type: { S: ['DELETION', 'PLAN'] }, state: { S: ['PENDING'] } } },
     });
   });
 
@@ -186,8 +186,8 @@ describe('dispatcher event source', () => {
 describe('table', () => {
   it.each([
     {
-      property: 'a stream of new images (all the dispatcher and its filter read)',
-      expected: { StreamSpecification: { StreamViewType: 'NEW_IMAGE' } },
+      property: 'a stream of new and old images (the publisher tells what changed)',
+      expected: { StreamSpecification: { StreamViewType: 'NEW_AND_OLD_IMAGES' } },
     },
     {
       property: 'point-in-time recovery',
@@ -300,6 +300,11 @@ describe('least privilege', () => {
     { fn: 'dispatcher', family: 's3:DeleteObject*' },
     { fn: 'sweeper', family: 's3:PutObject*' },
     { fn: 'sweeper', family: 's3:DeleteObject*' },
+    // A plan lists and counts: it can neither change nor abort anything.
+    { fn: 'planner', family: 's3:PutObject*' },
+    { fn: 'planner', family: 's3:DeleteObject*' },
+    { fn: 'planner', family: 's3:AbortMultipartUpload' },
+    { fn: 'planner', family: 's3:RestoreObject' },
   ] as const)('denies the $fn function every $family action', ({ fn, family }) => {
     // Act
     const actions = allowedActions(template, fn);

@@ -130,9 +130,12 @@ describe('dashboard', () => {
 
     // Assess
     expect(errors.map((row) => row[3]).sort()).toEqual(
-      (['api', 'dispatcher', 'sweeper', 'worker'] as const)
-        .map((fn) => `<${defaults.fn(fn)}>`)
-        .sort(),
+      [
+        ...(['api', 'dispatcher', 'sweeper', 'worker', 'planner'] as const).map(
+          (fn) => `<${defaults.fn(fn)}>`,
+        ),
+        `<${logicalId(defaults.stack, defaults.stack.functions.publisher.function)}>`,
+      ].sort(),
     );
   });
 
@@ -161,9 +164,9 @@ describe('dashboard', () => {
 });
 
 describe('alarms', () => {
-  it('are exactly the five the on-call rota is paged by', () => {
+  it('are exactly the seven the on-call rota is paged by', () => {
     // Assess
-    defaults.template.resourceCountIs('AWS::CloudWatch::Alarm', 5);
+    defaults.template.resourceCountIs('AWS::CloudWatch::Alarm', 7);
   });
 
   it.each([
@@ -219,6 +222,24 @@ describe('alarms', () => {
         Threshold: 1,
       },
     },
+    {
+      alarm: 'state changes could not be published',
+      expected: {
+        ...queueDepth(logicalId(defaults.stack, defaults.stack.events.failures)),
+        Statistic: 'Maximum',
+        ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+        Threshold: 1,
+      },
+    },
+    {
+      alarm: 'plan pages failed every delivery',
+      expected: {
+        ...queueDepth(logicalId(defaults.stack, defaults.stack.plans.deadLetterQueue)),
+        Statistic: 'Maximum',
+        ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+        Threshold: 1,
+      },
+    },
   ])('fire when $alarm', ({ expected }) => {
     // Assess
     defaults.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
@@ -263,7 +284,7 @@ describe('alarm topic (alarmEmail)', () => {
     const alarms = resourcesOfType(template, 'AWS::CloudWatch::Alarm');
 
     // Assess
-    expect(alarms).toHaveLength(5);
+    expect(alarms).toHaveLength(7);
     for (const [, alarm] of alarms) {
       expect(alarm.Properties?.AlarmActions).toEqual([ref(topicId())]);
       expect(alarm.Properties?.OKActions).toEqual([ref(topicId())]);
@@ -281,7 +302,10 @@ describe('alarm topic (alarmEmail)', () => {
 
   it('is encrypted with a rotated key that CloudWatch may use', () => {
     // Act
-    const [key] = resourcesOfType(template, 'AWS::KMS::Key');
+    // The topic's key (the other key signs certificates).
+    const [key] = resourcesOfType(template, 'AWS::KMS::Key').filter(
+      ([, resource]) => resource.Properties?.KeyUsage !== 'SIGN_VERIFY',
+    );
 
     // Assess
     template.hasResourceProperties('AWS::SNS::Topic', {

@@ -28,6 +28,7 @@ export const ENTRIES = {
   dispatcher: 'functions/dispatcher.ts',
   worker: 'functions/worker.ts',
   sweeper: 'functions/sweeper.ts',
+  planner: 'functions/planner.ts',
 } as const;
 
 export type FunctionName = keyof typeof ENTRIES;

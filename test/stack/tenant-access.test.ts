@@ -143,6 +143,7 @@ describe('tenantInvokeStatements (one role per tenant)', () => {
     expect(resources.map((resource) => render(stack.resolve(resource)))).toEqual([
       `arn:<AWS::Partition>:execute-api:<AWS::Region>:<AWS::AccountId>:<${apiId}>/<${stageId}>/*/v1/tenants/acme/*`,
       `arn:<AWS::Partition>:execute-api:<AWS::Region>:<AWS::AccountId>:<${apiId}>/<${stageId}>/GET/v1/health`,
+      `arn:<AWS::Partition>:execute-api:<AWS::Region>:<AWS::AccountId>:<${apiId}>/<${stageId}>/GET/v1/certificate-key`,
     ]);
   });
 

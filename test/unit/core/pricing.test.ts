@@ -1,0 +1,83 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { estimateDeletion, PRICES, RATES } from '../../../lib/core/index.ts';
+
+describe('estimateDeletion', () => {
+  it('counts the requests of a deletion of one million objects in 100 partitions', () => {
+    // Act
+    const estimate = estimateDeletion({
+      entries: 1_000_000,
+      pages: 1_000,
+      chains: 100,
+      multipartUploads: 3,
+      workerConcurrency: 20,
+    });
+
+    // Assess: a list and a DeleteObjects per page, the dispatch and verification listings,
+    // one abort per upload; one message per page and one to finalize.
+    expect(estimate.s3Requests).toBe(1_000 + 1 + 2 + 1_000 + 3);
+    expect(estimate.sqsMessages).toBe(1_001);
+    expect(estimate.dynamodbWrites).toBe(1_000 * 2 + 100 * 5 + 8);
+    expect(estimate.lambdaGbSeconds).toBeCloseTo(
+      1_000 * RATES.secondsPerPage * RATES.workerMemoryGb,
+      3,
+    );
+    // 20 workers at half a second a page.
+    expect(estimate.seconds).toBe(Math.ceil((1_000 * 0.5) / 20 + 1));
+    const dollars =
+      2_003 * PRICES.s3ListOrPostRequest +
+      1_001 * 3 * PRICES.sqsRequest +
+      2_508 * PRICES.dynamodbWriteUnit +
+      estimate.lambdaGbSeconds * PRICES.lambdaGbSecond +
+      1_002 * PRICES.lambdaRequest;
+    expect(estimate.costUsd).toBeCloseTo(dollars, 6);
+  });
+
+  it("is bound by S3's per-prefix rate when one chain holds everything", () => {
+    // Act: 7 million keys behind one prefix, many workers
+    const estimate = estimateDeletion({
+      entries: 7_000_000,
+      pages: 7_000,
+      chains: 1,
+      multipartUploads: 0,
+      workerConcurrency: 1_000,
+    });
+
+    // Assess: 3,500 deletes a second, not the workers, decide.
+    expect(estimate.seconds).toBe(Math.ceil(7_000_000 / 3_500 + 1));
+  });
+
+  it('estimates an empty location at a second and a few requests', () => {
+    const estimate = estimateDeletion({
+      entries: 0,
+      pages: 0,
+      chains: 0,
+      multipartUploads: 0,
+      workerConcurrency: 20,
+    });
+    expect(estimate).toMatchObject({ s3Requests: 3, sqsMessages: 1, seconds: 1 });
+  });
+
+  it('never costs less, nor takes less time, for more objects', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 0, max: 10_000_000 }),
+        fc.integer({ min: 0, max: 10_000_000 }),
+        fc.integer({ min: 1, max: 200 }),
+        (a, b, chains) => {
+          const [small, large] = a <= b ? [a, b] : [b, a];
+          const of = (entries: number) =>
+            estimateDeletion({
+              entries,
+              pages: Math.ceil(entries / 1000),
+              chains,
+              multipartUploads: 0,
+              workerConcurrency: 20,
+            });
+          expect(of(large).costUsd).toBeGreaterThanOrEqual(of(small).costUsd);
+          expect(of(large).seconds).toBeGreaterThanOrEqual(of(small).seconds);
+        },
+      ),
+    );
+  });
+});

@@ -1,0 +1,207 @@
+import {
+  GetBucketVersioningCommand,
+  ListMultipartUploadsCommand,
+  ListObjectsV2Command,
+  S3Client,
+} from '@aws-sdk/client-s3';
+import { mockClient } from 'aws-sdk-client-mock';
+import { beforeEach, describe, expect, it } from 'vitest';
+import {
+  addCounts,
+  chainIdOf,
+  clockOf,
+  duplicate,
+  fenced,
+  NO_COUNTS,
+  newPlan,
+  ok,
+  type PlanChainRecord,
+  type PlanPageMessage,
+  type PlanRecord,
+} from '../../../lib/core/index.ts';
+import { Planner, type PlannerOptions } from '../../../lib/pipeline/index.ts';
+import { aStream, NOW } from '../../helpers/records.ts';
+
+const s3 = mockClient(S3Client);
+const PLAN_ID = 'b2c4e6f8-1a3b-4c5d-8e9f-0a1b2c3d4e5f';
+const stream = aStream();
+const location = stream.prefix;
+
+/** The plan store's conditional writes, in memory: page numbers decide, as in DynamoDB. */
+function memoryPlans(): PlannerOptions['plans'] & { plan: () => PlanRecord } {
+  let plan = newPlan(stream, PLAN_ID, NOW, { pageSize: 2, workerConcurrency: 20 });
+  const chains = new Map<string, PlanChainRecord>();
+  return {
+    plan: () => plan,
+    get: async () => ({ ...plan }),
+    register: async (_, layout) => {
+      for (const { chainId, prefix, counts } of layout) {
+        if (chains.has(chainId)) continue;
+        chains.set(chainId, {
+          planId: PLAN_ID,
+          tenant: plan.tenant,
+          chainId,
+          prefix,
+          page: counts ? 1 : 0,
+          ended: counts !== undefined,
+          ...(counts ?? NO_COUNTS),
+        });
+      }
+    },
+    start: async (_, chainsTotal, versioned) => {
+      if (plan.state !== 'PENDING') return duplicate();
+      plan = { ...plan, state: 'RUNNING', chainsTotal, versioned };
+      return ok(undefined);
+    },
+    chains: async function* () {
+      yield* [...chains.values()].map((chain) => ({ ...chain }));
+    },
+    chain: async (_, chainId) => {
+      const chain = chains.get(chainId);
+      return chain && { ...chain };
+    },
+    countPage: async (chain, counts, next) => {
+      const current = chains.get(chain.chainId);
+      if (!current || current.page !== chain.page || current.ended) return duplicate();
+      if (!next && plan.state !== 'RUNNING') return fenced();
+      chains.set(chain.chainId, {
+        ...current,
+        ...addCounts(current, counts),
+        page: current.page + 1,
+        ended: next === undefined,
+        ...(next ? { cursor: next } : {}),
+      });
+      if (!next) plan = { ...plan, chainsSettled: plan.chainsSettled + 1 };
+      return ok(undefined);
+    },
+    totals: async () => [...chains.values()].reduce<typeof NO_COUNTS>(addCounts, NO_COUNTS),
+    complete: async (_, totals, multipartUploads) => {
+      if (plan.state !== 'RUNNING') return duplicate();
+      plan = { ...plan, ...totals, multipartUploads, state: 'COMPLETED' };
+      return ok(undefined);
+    },
+  };
+}
+
+/** A bucket with two partitions of three objects each, and one key directly under them. */
+function bucket() {
+  const keys = {
+    [`${location}dt=1/`]: ['a', 'b', 'c'],
+    [`${location}dt=2/`]: ['d', 'e', 'f'],
+  };
+  s3.on(GetBucketVersioningCommand).resolves({});
+  s3.on(ListMultipartUploadsCommand).resolves({
+    Uploads: [{ Key: `${location}dt=1/x.bin`, UploadId: 'u1' }],
+  });
+  s3.on(ListObjectsV2Command).callsFake((input) => {
+    if (input.Delimiter) {
+      return {
+        CommonPrefixes: Object.keys(keys).map((Prefix) => ({ Prefix })),
+        Contents: [{ Key: `${location}manifest.json`, Size: 100 }],
+      };
+    }
+    const all = (keys[input.Prefix] ?? []).map((name) => `${input.Prefix}${name}`);
+    const after = all.filter((key) => !input.StartAfter || key > input.StartAfter);
+    const page = after.slice(0, input.MaxKeys);
+    return {
+      Contents: page.map((Key) => ({ Key, Size: 10 })),
+      IsTruncated: after.length > page.length,
+    };
+  });
+}
+
+describe('Planner', () => {
+  let plans: ReturnType<typeof memoryPlans>;
+  let sent: PlanPageMessage[];
+  let planner: Planner;
+
+  beforeEach(() => {
+    s3.reset();
+    bucket();
+    plans = memoryPlans();
+    sent = [];
+    planner = new Planner({
+      plans,
+      s3: new S3Client({ region: 'us-east-1' }),
+      queue: { send: async (messages) => void sent.push(...messages) },
+      pageSize: 2,
+      clock: clockOf(() => NOW),
+    });
+  });
+
+  /** Delivers every message sent, until none is left, each `times` times. */
+  async function drain(times = 1) {
+    while (sent.length > 0) {
+      const message = sent.shift();
+      if (!message) break;
+      for (let n = 0; n < times; n++) await planner.page(message);
+    }
+  }
+
+  it('lays out a chain per partition, counts the direct keys at once, and sends first pages', async () => {
+    // Act
+    await planner.start({ tenant: 'acme', planId: PLAN_ID });
+
+    // Assess
+    expect(plans.plan()).toMatchObject({ state: 'RUNNING', chainsTotal: 2, versioned: false });
+    expect(sent.map((message) => [message.chainId, message.page])).toEqual([
+      [chainIdOf(`${location}dt=1/`), 0],
+      [chainIdOf(`${location}dt=2/`), 0],
+    ]);
+  });
+
+  it('counts every object once, with duplicates of every message, then completes', async () => {
+    // Act
+    await planner.start({ tenant: 'acme', planId: PLAN_ID });
+    await drain(3);
+
+    // Assess: 6 objects of 10 bytes in 4 pages, the manifest in a page of its own
+    expect(plans.plan()).toMatchObject({
+      state: 'COMPLETED',
+      objects: 7,
+      versions: 7,
+      bytes: 160,
+      deleteMarkers: 0,
+      pages: 5,
+      multipartUploads: 1,
+    });
+  });
+
+  it('hands the next page on again when the worker that counted a page died before sending it', async () => {
+    // Arrange: the first page of the first chain is counted, and its next message lost
+    await planner.start({ tenant: 'acme', planId: PLAN_ID });
+    const first = sent.shift();
+    if (!first) throw new Error('no first page');
+    const lost = new Planner({
+      plans,
+      s3: new S3Client({ region: 'us-east-1' }),
+      queue: {
+        send: async () => {
+          throw new Error('died');
+        },
+      },
+      pageSize: 2,
+    });
+    await expect(lost.page(first)).rejects.toThrow('died');
+
+    // Act: the message is delivered again
+    const outcome = await planner.page(first);
+    await drain();
+
+    // Assess
+    expect(outcome).toBe('duplicate');
+    expect(plans.plan()).toMatchObject({ state: 'COMPLETED', objects: 7, pages: 5 });
+  });
+
+  it('lists only: no S3 command but lists and GetBucketVersioning', async () => {
+    await planner.start({ tenant: 'acme', planId: PLAN_ID });
+    await drain();
+
+    const commands = new Set(s3.calls().map((call) => call.args[0].constructor.name));
+    expect([...commands].sort()).toEqual([
+      'GetBucketVersioningCommand',
+      'ListMultipartUploadsCommand',
+      'ListObjectsV2Command',
+    ]);
+  });
+});

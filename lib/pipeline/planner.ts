@@ -114,7 +114,7 @@ export class Planner {
   /** Completes the plan once every chain has ended: totals, and the uploads in progress. */
   async finalizeIfReady(ref: Pick<PlanRecord, 'tenant' | 'planId'>): Promise<boolean> {
     const plan = await this.#plans.get(ref.tenant, ref.planId);
-    if (!plan || plan.state !== 'RUNNING' || plan.chainsSettled < plan.chainsTotal) return false;
+    if (plan?.state !== 'RUNNING' || plan.chainsSettled < plan.chainsTotal) return false;
     let uploads = 0;
     for await (const page of uploadsUnder(this.#s3, plan.bucket, plan.prefix)) {
       uploads += page.filter((upload) => isInside(upload.key, plan.prefix)).length;

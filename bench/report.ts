@@ -423,7 +423,7 @@ function emulatorCosts(results: Results): string[] {
       ]),
     ),
     '',
-    `The stack's table held ${n(results.tableHistory.items)} items and ${n(results.tableHistory.streamRecords)} stream records after the acknowledgement phase. The local runtime also runs each DynamoDB write alone (lib/local/write-lock.ts), because moto's writes are not atomic. Both weigh on every DELETE and every chain (one transaction each) and every page (two conditional writes) here, and on nothing on AWS.`,
+    `The stack's table held ${n(results.tableHistory.items)} items and ${n(results.tableHistory.streamRecords)} stream records after the acknowledgement phase. The emulator's launcher also runs each DynamoDB request alone (moto's writes are not atomic otherwise). Both weigh on every DELETE and every chain (one transaction each) and every page (two conditional writes) here, and on nothing on AWS.`,
     '',
   ];
 }

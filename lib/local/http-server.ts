@@ -11,13 +11,15 @@ export interface HttpServerOptions {
   readonly resources: Iterable<string>;
   readonly invoke: (event: APIGatewayProxyEvent) => Promise<APIGatewayProxyResult>;
   readonly log?: (message: string) => void;
+  /** Told of every request once answered, as a dev server's console line. */
+  readonly onRequest?: (line: string) => void;
 }
 
 /**
  * Serves the REST API on loopback: each request becomes an API Gateway proxy event for the
  * api handler, matched against the resources the stack declares (no auth locally).
  */
-export function createHttpServer({ resources, invoke, log }: HttpServerOptions): Server {
+export function createHttpServer({ resources, invoke, log, onRequest }: HttpServerOptions): Server {
   const known = [...resources];
   return createServer((request, response) => {
     handle(request, response).catch((error: unknown) => {
@@ -31,7 +33,14 @@ export function createHttpServer({ resources, invoke, log }: HttpServerOptions):
   });
 
   async function handle(request: IncomingMessage, response: ServerResponse) {
+    const started = performance.now();
     const url = new URL(request.url ?? '/', 'http://localhost');
+    if (onRequest) {
+      response.once('finish', () => {
+        const ms = Math.round(performance.now() - started);
+        onRequest(`${request.method} ${url.pathname}${url.search} ${response.statusCode} ${ms}ms`);
+      });
+    }
     const body = await readBody(request);
     if (body === undefined) {
       send(response, 413, {

@@ -1,7 +1,7 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
-import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult, DynamoDBStreamEvent } from 'aws-lambda';
 import type { LetheStackProps } from '../../cdk/lethe-stack.ts';
 import { createApiHandler } from '../lambda/api.ts';
 import { createDispatcherHandler } from '../lambda/dispatcher.ts';
@@ -10,13 +10,13 @@ import { createPublisherHandler } from '../lambda/publisher.ts';
 import { createSweeperHandler } from '../lambda/sweeper.ts';
 import { createWorkerHandler } from '../lambda/worker.ts';
 import { type Clients, createClients, ENV } from '../support/index.ts';
+import { stateChangeLine } from './console.ts';
 import { type Emulator, startMoto } from './emulator.ts';
 import { createHttpServer } from './http-server.ts';
 import { type LocalFunction, type LocalResources, provision } from './provision.ts';
 import { QueuePoller } from './queue-poller.ts';
 import { StreamPoller } from './stream-poller.ts';
 import { apiRoutes, synthesizeTemplate } from './template.ts';
-import { ReadWriteLock, serializeWrites } from './write-lock.ts';
 
 export interface LocalStackOptions {
   /** An emulator to use; without one, `moto_server` is started on a free port. */
@@ -38,6 +38,18 @@ export interface LocalStackOptions {
   /** Wraps the SDK clients the handlers use (request counting, fault injection). */
   readonly wrapClients?: (clients: Clients) => Clients;
   readonly log?: (message: string) => void;
+  /** One line per request answered and per deletion state change, as a dev server prints. */
+  readonly console?: (line: string) => void;
+}
+
+/** The API's port is taken: by another `npm start`, or anything else. */
+export class PortInUseError extends Error {
+  override readonly name = 'PortInUseError';
+  constructor(readonly port: number) {
+    super(
+      `port ${port} is already in use (another npm start?): stop what holds it, or pick another port, e.g. PORT=${port + 1} npm start`,
+    );
+  }
 }
 
 type Handler = (event: unknown) => Promise<unknown>;
@@ -133,10 +145,8 @@ export class LocalStack {
     log: (message: string) => void,
   ): Promise<LocalStack> {
     const template = synthesizeTemplate(options.stackProps);
-    const lock = new ReadWriteLock();
     // Path-style S3: an emulator on a bare host:port has no per-bucket host names.
     const baseClients = createClients({ forcePathStyle: true });
-    serializeWrites(baseClients.dynamodb, lock);
     const resources = await provision(template, baseClients, {
       namePrefix: options.namePrefix ?? 'lethe',
       region,
@@ -147,7 +157,6 @@ export class LocalStack {
 
     // The handlers' clients (wrapped after provisioning, so wrappers see only pipeline calls).
     const clients = options.wrapClients?.(baseClients) ?? baseClients;
-    if (clients.dynamodb !== baseClients.dynamodb) serializeWrites(clients.dynamodb, lock);
 
     const handlers = new Map<string, Handler>();
     for (const fn of resources.functions) {
@@ -160,8 +169,16 @@ export class LocalStack {
     };
 
     const pollers: Array<{ start(): void; stop(): Promise<void> }> = [];
+    const publisherId = resources.functions.find(
+      (fn) => fn.entry === 'functions/publisher.ts',
+    )?.logicalId;
     for (const source of resources.eventSources) {
-      const invoke = handlerOf(source.functionId);
+      const handler = handlerOf(source.functionId);
+      // The publisher sees every state change of a deletion: the console hears of each too.
+      const invoke =
+        options.console && source.functionId === publisherId
+          ? withStateChangeLines(handler, options.console)
+          : handler;
       if (source.kind === 'dynamodb') {
         pollers.push(
           new StreamPoller({
@@ -219,12 +236,19 @@ export class LocalStack {
       resources: apiRoutes(template).keys(),
       invoke: apiHandler,
       log,
+      ...(options.console ? { onRequest: options.console } : {}),
     });
     const port = options.port ?? 3000;
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(port, '127.0.0.1', () => resolve());
-    });
+    try {
+      await new Promise<void>((resolve, reject) => {
+        server.once('error', reject);
+        server.listen(port, '127.0.0.1', () => resolve());
+      });
+    } catch (error) {
+      for (const timer of timers) clearInterval(timer);
+      if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE') throw new PortInUseError(port);
+      throw error;
+    }
     const address = server.address() as AddressInfo;
     for (const poller of pollers) poller.start();
     return new LocalStack({
@@ -272,4 +296,15 @@ async function loadHandler(
     Object.entries({ ...LOCAL_DEFAULTS, ...settings }).filter(([, value]) => value !== undefined),
   );
   return factory({ ...process.env, ...fn.environment, ...overrides }, clients);
+}
+
+/** Prints a line for each deletion whose state a stream record changes, then invokes. */
+function withStateChangeLines(handler: Handler, print: (line: string) => void): Handler {
+  return async (event) => {
+    for (const record of (event as DynamoDBStreamEvent).Records ?? []) {
+      const line = stateChangeLine(record);
+      if (line) print(line);
+    }
+    return handler(event);
+  };
 }

@@ -9,12 +9,37 @@
  *   LETHE_LOCAL_VISIBILITY_TIMEOUT_SECONDS   shorter redelivery than the deployed 6 minutes
  *   LETHE_LOCAL_WORKER_CONCURRENCY        concurrent worker invocations
  *   LETHE_FAILPOINTS                      failpoints to arm, e.g. worker.after-delete=crash
+ *   LETHE_QUIET=1                         no line per request and per state change
+ *   LETHE_LOG_LEVEL                       the functions' structured logs (default WARN)
+ *
+ * Exits 0 after Ctrl-C, 2 when moto_server is missing, 3 when PORT is taken, 1 otherwise.
  */
+
+import { createServer } from 'node:net';
 import { armFromSpec, ENV } from '../support/index.ts';
 import { EmulatorMissingError } from './emulator.ts';
-import { LocalStack } from './local-stack.ts';
+import { LocalStack, PortInUseError } from './local-stack.ts';
 
 const log = (message: string) => console.error(`${new Date().toISOString()} lethe: ${message}`);
+/** Requests and state changes: short lines on stdout, the time of day first. */
+const quiet = /^(1|true|yes)$/i.test(process.env.LETHE_QUIET ?? '');
+const consoleLine = (line: string) =>
+  console.log(`${new Date().toISOString().slice(11, 23)} ${line}`);
+
+/** Exit codes of `npm start` (README, "Local stack"). */
+const EXIT = { unexpected: 1, emulatorMissing: 2, portInUse: 3 } as const;
+
+/** Fails fast, before an emulator is started, when the API's port is taken. */
+function assertPortFree(port: number): Promise<void> {
+  if (port === 0) return Promise.resolve();
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', (error: NodeJS.ErrnoException) =>
+      reject(error.code === 'EADDRINUSE' ? new PortInUseError(port) : error),
+    );
+    probe.listen(port, '127.0.0.1', () => probe.close(() => resolve()));
+  });
+}
 const optionalInt = (name: string) => {
   const value = process.env[name];
   if (value === undefined || value === '') return undefined;
@@ -38,20 +63,27 @@ try {
   const sweepIntervalSeconds = optionalInt('LETHE_SWEEP_INTERVAL_SECONDS');
   const visibilityTimeoutSeconds = optionalInt('LETHE_LOCAL_VISIBILITY_TIMEOUT_SECONDS');
   const workerConcurrency = optionalInt('LETHE_LOCAL_WORKER_CONCURRENCY');
+  const port = optionalInt('PORT') ?? 3000;
+  await assertPortFree(port);
   const stack = await LocalStack.start({
-    port: optionalInt('PORT') ?? 3000,
+    port,
     namePrefix: process.env.LETHE_LOCAL_PREFIX ?? 'lethe',
     settings,
     ...(sweepIntervalSeconds ? { sweepIntervalSeconds } : {}),
     ...(visibilityTimeoutSeconds !== undefined ? { visibilityTimeoutSeconds } : {}),
     ...(workerConcurrency ? { workerConcurrency } : {}),
     log,
+    ...(quiet ? {} : { console: consoleLine }),
   });
   const { resources } = stack;
   log(`emulator ${stack.endpoint}`);
   log(`table ${resources.tableName}, bucket ${resources.bucket}`);
   log(`queues ${resources.queues.map((queue) => queue.url.split('/').at(-1)).join(', ')}`);
   log(`API ready on ${stack.url}  (try: curl ${stack.url}/v1/health)`);
+  if (port !== 3000) log(`the CLI needs: export LETHE_ENDPOINT=${stack.url}`);
+  log(
+    `local data lives as long as this process and its emulator; requests and state changes print below${quiet ? ' (LETHE_QUIET: not)' : ''}`,
+  );
   let stopping = false;
   const shutdown = async (signal: string) => {
     if (stopping) return;
@@ -65,8 +97,12 @@ try {
 } catch (error) {
   if (error instanceof EmulatorMissingError) {
     console.error(error.message);
-    process.exit(2);
+    process.exit(EXIT.emulatorMissing);
+  }
+  if (error instanceof PortInUseError) {
+    console.error(`lethe: ${error.message}`);
+    process.exit(EXIT.portInUse);
   }
   console.error(error);
-  process.exit(1);
+  process.exit(EXIT.unexpected);
 }

@@ -1,0 +1,76 @@
+import { spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { createServer } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from '../../lib/local/emulator.ts';
+import { apiClient, waitFor } from '../helpers/http.ts';
+import { killProcess, type RuntimeProcess, startRuntimeProcess } from '../helpers/process.ts';
+
+const ROOT = new URL('../..', import.meta.url).pathname;
+
+/** `npm start` as a new user meets it: a busy port, and what it prints while it runs. */
+describe('npm start', () => {
+  it('says which port is busy and how to pick another, and exits 3', async () => {
+    // Arrange: something already listens on the port
+    const port = await freePort();
+    const holder = createServer();
+    await new Promise<void>((resolve) => holder.listen(port, '127.0.0.1', () => resolve()));
+    try {
+      // Act
+      const child = spawn(process.execPath, ['--import', 'tsx', 'lib/local/main.ts'], {
+        cwd: ROOT,
+        env: { ...process.env, PORT: String(port) },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let stderr = '';
+      child.stderr.on('data', (chunk: Buffer) => {
+        stderr += chunk.toString();
+      });
+      const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+
+      // Assess
+      expect(code).toBe(3);
+      expect(stderr).toContain(`port ${port} is already in use`);
+      expect(stderr).toContain(`PORT=${port + 1} npm start`);
+      expect(stderr).not.toMatch(/EADDRINUSE|at .*\(/);
+    } finally {
+      holder.close();
+    }
+  });
+
+  describe('while it runs', () => {
+    let runtime: RuntimeProcess;
+
+    beforeAll(async () => {
+      runtime = await startRuntimeProcess({
+        LETHE_LOCAL_PREFIX: `c${randomUUID().slice(0, 8)}`,
+        LETHE_SWEEP_INTERVAL_SECONDS: '2',
+      });
+    });
+    afterAll(async () => {
+      if (runtime) await killProcess(runtime, 'SIGINT');
+    });
+
+    it('prints the LETHE_ENDPOINT the CLI needs on a port other than 3000', () => {
+      expect(runtime.output()).toContain(`export LETHE_ENDPOINT=${runtime.url}`);
+    });
+
+    it('prints one line per request and per deletion state change', async () => {
+      // Act
+      const api = apiClient(runtime.url);
+      await api.create('acme', 'console');
+      const { body } = await api.delete('acme', 'console');
+
+      // Assess
+      const id = String(body.deletionId);
+      await waitFor('the COMPLETED line', async () =>
+        runtime.output().includes(`deletion ${id} of acme/console: RUNNING -> COMPLETED`)
+          ? true
+          : undefined,
+      );
+      expect(runtime.output()).toMatch(/PUT \/v1\/tenants\/acme\/streams\/console 201 \d+ms/);
+      expect(runtime.output()).toMatch(/DELETE \/v1\/tenants\/acme\/streams\/console 202 \d+ms/);
+      expect(runtime.output()).toContain(`deletion ${id} of acme/console: PENDING`);
+    });
+  });
+});

@@ -1,6 +1,6 @@
-import { parseArgs } from 'node:util';
 import type { DeletionState } from '../core/index.ts';
 import { COMMANDS, GROUPS, type Group, groupLines, TOP_LEVEL, verbsOf } from './help.ts';
+import { checkScopes, parse, type Values } from './options.ts';
 import { didYouMean, nearest } from './suggest.ts';
 import {
   deletionId,
@@ -8,11 +8,13 @@ import {
   graceSeconds,
   integer,
   name,
+  planId,
   seconds,
   streamRef,
   UsageError,
 } from './values.ts';
 
+export { LONG_OPTIONS } from './options.ts';
 export { UsageError } from './values.ts';
 
 interface Page {
@@ -35,9 +37,16 @@ export type Command =
       tenant: string;
       deletionId: string;
       wait: boolean;
-    };
-
-type Kind = Command['kind'];
+    }
+  /** `lethe delete TENANT/STREAM --dry-run`: request a plan and wait for it. */
+  | { kind: 'plans.create'; tenant: string; stream: string }
+  | { kind: 'plans.get'; tenant: string; planId: string }
+  /** Without `out`, the certificate goes to stdout. */
+  | { kind: 'deletions.certificate'; tenant: string; deletionId: string; out?: string }
+  /** Without `keyId`, the key that signs now. */
+  | { kind: 'certificate-key'; keyId?: string; out?: string }
+  /** With `key` (a PEM file), offline; without it, the key for the file's keyId is fetched. */
+  | { kind: 'verify'; file: string; key?: string };
 
 /** The options that go with every command. */
 export interface GlobalOptions {
@@ -55,39 +64,6 @@ export interface Invocation {
   options: GlobalOptions;
 }
 
-const OPTIONS = {
-  endpoint: { type: 'string' },
-  stack: { type: 'string' },
-  region: { type: 'string' },
-  json: { type: 'boolean', default: false },
-  wait: { type: 'boolean', default: false },
-  grace: { type: 'string' },
-  interval: { type: 'string' },
-  state: { type: 'string' },
-  limit: { type: 'string' },
-  'next-token': { type: 'string' },
-  help: { type: 'boolean', short: 'h', default: false },
-} as const;
-
-type Values = ReturnType<
-  typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true }>
->['values'];
-
-/** Every long option, as typed: for suggestions. */
-export const LONG_OPTIONS = Object.keys(OPTIONS).map((option) => `--${option}`);
-
-/** The commands an option goes with; options not listed go with every command. */
-const SCOPES: ReadonlyArray<readonly [keyof typeof OPTIONS, readonly Kind[]]> = [
-  ['wait', ['streams.delete', 'deletions.retry', 'deletions.expedite']],
-  ['grace', ['streams.delete']],
-  ['state', ['deletions.list']],
-  ['limit', ['streams.list', 'deletions.list']],
-  ['next-token', ['streams.list', 'deletions.list']],
-];
-
-const spelled = (kind: Kind) =>
-  kind === 'streams.delete' ? ['delete', 'streams delete'] : [kind.replace('.', ' ')];
-
 /** Parses `lethe`'s arguments; a wrong command line is a UsageError. */
 export function parseInvocation(argv: readonly string[]): Invocation {
   const { values, positionals } = parse(argv);
@@ -104,42 +80,6 @@ export function parseInvocation(argv: readonly string[]): Invocation {
   return { command: withOptions(command, values), options };
 }
 
-function parse(argv: readonly string[]) {
-  try {
-    return parseArgs({ args: [...argv], options: OPTIONS, allowPositionals: true, strict: true });
-  } catch (error) {
-    throw new UsageError(optionProblem(error));
-  }
-}
-
-/** Node's message for a bad option, in this CLI's words, with the nearest known option. */
-function optionProblem(error: unknown): string {
-  const message = error instanceof Error ? error.message : String(error);
-  const code = error instanceof Error && 'code' in error ? error.code : undefined;
-  const option = /'(-[^' =]*)/.exec(message)?.[1];
-  if (option === undefined) return message;
-  if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') {
-    return `unknown option ${option}${didYouMean(option, LONG_OPTIONS)}`;
-  }
-  if (code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE') {
-    return message.includes('argument missing')
-      ? `option ${option} needs a value`
-      : `option ${option} takes no value`;
-  }
-  return message;
-}
-
-function checkScopes(values: Values, kind: Kind): void {
-  for (const [option, kinds] of SCOPES) {
-    const given = option === 'wait' ? values.wait : values[option] !== undefined;
-    if (given && !kinds.includes(kind)) {
-      const names = kinds.flatMap(spelled);
-      const list = `${names.slice(0, -1).join(', ')}${names.length > 1 ? ' and ' : ''}${names.at(-1)}`;
-      throw new UsageError(`--${option} goes with ${list}`);
-    }
-  }
-}
-
 /** The command with the options that go with it. */
 function withOptions(command: Command, values: Values): Command {
   const page = (): Page => ({
@@ -148,10 +88,28 @@ function withOptions(command: Command, values: Values): Command {
   });
   switch (command.kind) {
     case 'streams.delete':
+      if (values['dry-run'])
+        return { kind: 'plans.create', tenant: command.tenant, stream: command.stream };
       return {
         ...command,
         wait: values.wait,
         ...(values.grace !== undefined ? { graceSeconds: graceSeconds(values.grace) } : {}),
+      };
+    case 'deletions.certificate':
+      return {
+        ...command,
+        ...(values.out !== undefined ? { out: file('--out', values.out) } : {}),
+      };
+    case 'certificate-key':
+      return {
+        ...command,
+        ...(values['key-id'] !== undefined ? { keyId: keyIdOf(values['key-id']) } : {}),
+        ...(values.out !== undefined ? { out: file('--out', values.out) } : {}),
+      };
+    case 'verify':
+      return {
+        ...command,
+        ...(values.key !== undefined ? { key: file('--key', values.key) } : {}),
       };
     case 'deletions.retry':
     case 'deletions.expedite':
@@ -213,6 +171,11 @@ function topCommand(word: string, rest: string[]): Command {
       const [ref = '', file = ''] = exactly(2, rest, 'ingest');
       return { kind: 'ingest', ...streamRef(ref), file };
     }
+    case 'certificate-key':
+      exactly(0, rest, 'certificate-key');
+      return { kind: 'certificate-key' };
+    case 'verify':
+      return { kind: 'verify', file: exactly(1, rest, 'verify')[0] ?? '' };
     default:
       throw new UsageError(`unknown command ${word}${suggestCommand(word)}`);
   }
@@ -227,7 +190,19 @@ function suggestCommand(word: string): string {
   return didYouMean(word, TOP_LEVEL);
 }
 
-/** `lethe streams VERB ...` and `lethe deletions VERB ...` */
+/** A file an option names: not empty. */
+function file(option: string, value: string): string {
+  if (value !== '') return value;
+  throw new UsageError(`${option} needs a file name`);
+}
+
+/** `--key-id`: a key's id as a certificate names it (a KMS key ARN), not empty. */
+function keyIdOf(value: string): string {
+  if (value.trim() !== '') return value;
+  throw new UsageError('--key-id needs the keyId of a certificate (a KMS key ARN)');
+}
+
+/** `lethe streams VERB ...`, `lethe deletions VERB ...` and `lethe plans VERB ...` */
 function groupCommand(group: Group, rest: string[]): Command {
   const [verb, ...words] = rest;
   if (verb === undefined) {
@@ -236,9 +211,13 @@ function groupCommand(group: Group, rest: string[]): Command {
   const command = `${group} ${verb}`;
   const ref = () => streamRef(exactly(1, words, command)[0] ?? '');
   const tenant = () => name('tenant', exactly(1, words, command)[0] ?? '');
-  const tenantAndId = () => {
+  const tenantAnd = () => {
     const [tenantName = '', id = ''] = exactly(2, words, command);
-    return { tenant: name('tenant', tenantName), deletionId: deletionId(id) };
+    return { tenant: name('tenant', tenantName), id };
+  };
+  const tenantAndId = () => {
+    const { tenant, id } = tenantAnd();
+    return { tenant, deletionId: deletionId(id) };
   };
   switch (command) {
     case 'streams create':
@@ -259,6 +238,12 @@ function groupCommand(group: Group, rest: string[]): Command {
       return { kind: 'deletions.retry', ...tenantAndId(), wait: false };
     case 'deletions expedite':
       return { kind: 'deletions.expedite', ...tenantAndId(), wait: false };
+    case 'deletions certificate':
+      return { kind: 'deletions.certificate', ...tenantAndId() };
+    case 'plans get': {
+      const { tenant, id } = tenantAnd();
+      return { kind: 'plans.get', tenant, planId: planId(id) };
+    }
     default: {
       const near = nearest(verb, verbsOf(group));
       const hint = near === undefined ? '' : ` (did you mean ${group} ${near}?)`;

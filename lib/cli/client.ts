@@ -1,4 +1,10 @@
-import type { DeletionReceipt, StreamView } from '../core/index.ts';
+import type {
+  CertificateKey,
+  DeletionReceipt,
+  PlanView,
+  SignedCertificate,
+  StreamView,
+} from '../core/index.ts';
 
 export type Fetch = (input: string, init: RequestInit) => Promise<Response>;
 
@@ -117,6 +123,24 @@ export class LetheClient {
     this.request<DeletionReceipt>('POST', `${deletionPath(tenant, deletionId)}/cancel`);
   expediteDeletion = (tenant: string, deletionId: string) =>
     this.request<DeletionReceipt>('POST', `${deletionPath(tenant, deletionId)}/expedite`);
+
+  /** A dry run of the stream's deletion: 202 with the PENDING plan. */
+  createPlan = (tenant: string, stream: string) =>
+    this.request<PlanView>('POST', `${streamPath(tenant, stream)}/plans`);
+  /** `signal` gives up on the read (Ctrl-C while waiting). */
+  getPlan = (tenant: string, planId: string, signal?: AbortSignal) =>
+    this.request<PlanView>(
+      'GET',
+      `/v1/tenants/${segment(tenant)}/plans/${segment(planId)}`,
+      undefined,
+      signal,
+    );
+  /** The signed certificate of a COMPLETED deletion (409 before). */
+  getCertificate = (tenant: string, deletionId: string) =>
+    this.request<SignedCertificate>('GET', `${deletionPath(tenant, deletionId)}/certificate`);
+  /** The key that signs now, or the one that signed with `keyId`. */
+  getCertificateKey = (keyId?: string) =>
+    this.request<CertificateKey>('GET', `/v1/certificate-key${search({ keyId })}`);
 
   listStreams = (tenant: string, page: PageRequest = {}) =>
     this.request<StreamPage>(

@@ -1,9 +1,11 @@
 import type { Command } from './args.ts';
+import { saveCertificate, saveCertificateKey, type WriteOutput } from './certificates.ts';
 import { ApiError, type ApiResponse } from './client.ts';
 import { EXIT, type ExitCode } from './exit-codes.ts';
 import { type FollowContext, follow, settle } from './follow.ts';
 import { deletionTable, describeStream, streamTable } from './format.ts';
 import { ingestHints } from './hints.ts';
+import { dryRun, settlePlan } from './plans.ts';
 
 export type { Interrupts } from './follow.ts';
 
@@ -11,9 +13,12 @@ export type { Interrupts } from './follow.ts';
 export interface CommandContext extends FollowContext {
   /** The bytes of FILE, or of stdin for `-`. */
   readonly readInput: (file: string) => Promise<Uint8Array>;
+  /** Writes the file of `--out`. */
+  readonly writeOutput: WriteOutput;
 }
 
-type Handled = Exclude<Command, { kind: 'help' }>;
+/** The commands that `execute` runs: help needs no API, verify perhaps none (see main.ts). */
+type Handled = Exclude<Command, { kind: 'help' | 'verify' }>;
 
 const plural = (count: number, noun: string) => `${count} ${noun}${count === 1 ? '' : 's'}`;
 
@@ -74,6 +79,14 @@ export async function execute(command: Handled, context: CommandContext): Promis
         command.wait,
         context,
       );
+    case 'plans.create':
+      return dryRun(await client.createPlan(command.tenant, command.stream), context);
+    case 'plans.get':
+      return settlePlan((await client.getPlan(command.tenant, command.planId)).body, context);
+    case 'deletions.certificate':
+      return saveCertificate(command, context);
+    case 'certificate-key':
+      return saveCertificateKey(command, context);
   }
 }
 

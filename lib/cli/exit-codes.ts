@@ -10,6 +10,8 @@ export const EXIT = {
   clientError: 7,
   noCredentials: 8,
   cancelled: 9,
+  /** `lethe verify`: the signature does not hold for the certificate as it is. */
+  invalidCertificate: 10,
   /** 128 + SIGINT, as shells report a command stopped by Ctrl-C. */
   interrupted: 130,
 } as const;
@@ -31,7 +33,8 @@ export const EXIT_MEANINGS: ReadonlyArray<readonly [ExitCode, string]> = [
     'no AWS credentials (or region) to sign a request to a non-loopback endpoint',
   ],
   [EXIT.cancelled, 'the deletion was CANCELLED (--wait, or a CANCELLED receipt)'],
-  [EXIT.interrupted, 'interrupted by Ctrl-C while waiting: the deletion goes on'],
+  [EXIT.invalidCertificate, 'the certificate does not verify (tampered, or another key)'],
+  [EXIT.interrupted, 'interrupted by Ctrl-C while waiting: the deletion (or plan) goes on'],
 ];
 
 /** The exit code of an HTTP error status. */

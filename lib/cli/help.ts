@@ -1,8 +1,8 @@
 import { DEFAULT_STACK, LOCAL_ENDPOINT } from './endpoint.ts';
 import { EXIT_MEANINGS } from './exit-codes.ts';
 
-/** The command groups: `lethe streams ...` and `lethe deletions ...`. */
-export const GROUPS = ['streams', 'deletions'] as const;
+/** The command groups: `lethe streams ...`, `lethe deletions ...` and `lethe plans ...`. */
+export const GROUPS = ['streams', 'deletions', 'plans'] as const;
 export type Group = (typeof GROUPS)[number];
 
 /** One command as the help lists it. */
@@ -28,8 +28,20 @@ export const COMMANDS: readonly CommandHelp[] = [
     summary: "request a stream's deletion",
   },
   {
+    usage: 'streams delete TENANT/STREAM --dry-run',
+    summary: 'count and estimate the deletion: deletes nothing',
+  },
+  {
     usage: 'delete TENANT/STREAM [--grace DURATION] [--wait]',
     summary: 'the same as streams delete',
+  },
+  {
+    usage: 'delete TENANT/STREAM --dry-run',
+    summary: 'the same as streams delete --dry-run',
+  },
+  {
+    usage: 'plans get TENANT PLAN_ID',
+    summary: 'show a plan: its counts, its estimate once COMPLETED',
   },
   {
     usage: 'ingest TENANT/STREAM FILE',
@@ -52,8 +64,20 @@ export const COMMANDS: readonly CommandHelp[] = [
     usage: 'deletions retry TENANT DELETION_ID [--wait]',
     summary: 'start a FAILED deletion again',
   },
+  {
+    usage: 'deletions certificate TENANT DELETION_ID [--out FILE]',
+    summary: "a COMPLETED deletion's signed certificate (JSON)",
+  },
+  {
+    usage: 'certificate-key [--key-id ID] [--out FILE]',
+    summary: 'the public key (PEM) that verifies certificates',
+  },
+  {
+    usage: 'verify FILE [--key PEM_FILE]',
+    summary: "check a saved certificate's signature; --key: offline",
+  },
   { usage: 'health', summary: 'check that the API answers' },
-  { usage: 'help [streams|deletions]', summary: "this help, or one group's commands" },
+  { usage: 'help [streams|deletions|plans]', summary: "this help, or one group's commands" },
 ];
 
 /** The words that may follow `lethe`: groups and commands of their own. */
@@ -104,19 +128,29 @@ Options:
                     live progress bar on a terminal (objects deleted, objects/s once known), a
                     line every few seconds otherwise, then the receipt summary. Ctrl-C stops
                     waiting (exit 130); the deletion goes on
-  --interval SECS   seconds between two reads of the receipt while waiting (default 1)
+  --dry-run         delete: delete nothing; count the objects, versions, delete markers, bytes
+                    and uploads in progress, wait for the count (progress on stderr), then print
+                    it with the estimate of the deletion: requests, cost, time. A FAILED plan
+                    exits 1; Ctrl-C stops waiting (exit 130) and the plan goes on
+  --interval SECS   seconds between two reads of the receipt (or plan) while waiting (default 1)
   --state STATE     deletions list: only deletions in this state (SCHEDULED, PENDING, RUNNING,
                     COMPLETED, FAILED, CANCELLED)
   --limit N         list at most N items (1 to 100, default 50)
   --next-token T    list the next page, as the previous page said
-  --json            print the API's JSON response (the final receipt with --wait) and nothing
-                    else on stdout; errors print the API's JSON error body
+  --out FILE        deletions certificate, certificate-key: write to FILE instead of stdout
+  --key-id ID       certificate-key: the key that signed a certificate (its keyId), not the
+                    current one
+  --key PEM_FILE    verify: check against this public key, offline: no request is sent
+                    (without it, the API's key for the certificate's keyId; FILE - reads stdin)
+  --json            print the API's JSON response (the final receipt with --wait, the final
+                    plan with --dry-run) and nothing else on stdout; errors print the API's JSON
+                    error body
   --endpoint URL    the API (default: $LETHE_ENDPOINT, else the ApiUrl output of the deployed
                     stack, else ${LOCAL_ENDPOINT}, the local stack of npm start)
   --stack NAME      the CloudFormation stack to read ApiUrl from (default ${DEFAULT_STACK})
   --region REGION   region for the stack and for signing (default: the API's host name,
                     then AWS_REGION and the AWS profile)
-  -h, --help        this help; lethe help streams (or deletions) lists one group
+  -h, --help        this help; lethe help streams (or deletions, or plans) lists one group
 
 Requests to any endpoint that is not loopback are signed with SigV4 (service execute-api)
 using the AWS SDK's default credential chain (environment, profile, SSO, role).

@@ -1,7 +1,8 @@
-import { readFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { buffer } from 'node:stream/consumers';
 import { setTimeout as delay } from 'node:timers/promises';
 import { type Command, parseInvocation, UsageError } from './args.ts';
+import { verify, type WriteOutput } from './certificates.ts';
 import { type Fetch, LetheClient } from './client.ts';
 import { execute, type Interrupts } from './commands.ts';
 import { type EndpointChoice, resolveEndpoint, type StackLookup } from './endpoint.ts';
@@ -33,6 +34,8 @@ export interface CliDependencies {
   readonly wallClock?: () => number;
   /** Ctrl-C: while waiting, it stops the wait (exit 130) and leaves the deletion running. */
   readonly interrupts?: Interrupts;
+  /** Writes the file of `--out`. @default the file system */
+  readonly writeOutput?: WriteOutput;
 }
 
 /** Runs `lethe` with these arguments and returns its exit code. */
@@ -49,20 +52,31 @@ export async function run(argv: readonly string[], deps: CliDependencies): Promi
       deps.stdout.write(command.topic ? groupHelp(command.topic) : HELP);
       return EXIT.ok;
     }
-    endpoint = await resolveEndpoint({
-      flag: options.endpoint,
-      env: deps.env.LETHE_ENDPOINT,
-      stack: options.stack,
-      lookupStack: deps.lookupStack(options.region),
-    });
-    const url = new URL(endpoint.url);
-    const client = new LetheClient({
-      endpoint: endpoint.url,
-      fetch: deps.fetch,
-      ...(needsSigning(url) ? { sign: await signerFor(url, options.region, deps) } : {}),
-    });
+    /** The client, once a command needs the API: `verify --key` never does. */
+    const connect = async () => {
+      endpoint = await resolveEndpoint({
+        flag: options.endpoint,
+        env: deps.env.LETHE_ENDPOINT,
+        stack: options.stack,
+        lookupStack: deps.lookupStack(options.region),
+      });
+      const url = new URL(endpoint.url);
+      return new LetheClient({
+        endpoint: endpoint.url,
+        fetch: deps.fetch,
+        ...(needsSigning(url) ? { sign: await signerFor(url, options.region, deps) } : {}),
+      });
+    };
+    if (command.kind === 'verify') {
+      return await verify(command, {
+        json,
+        stdout: deps.stdout,
+        readInput: deps.readInput,
+        keyFor: async (keyId) => (await (await connect()).getCertificateKey(keyId)).body,
+      });
+    }
     return await execute(command, {
-      client,
+      client: await connect(),
       json: options.json,
       intervalMs: options.intervalMs,
       stdout: deps.stdout,
@@ -72,6 +86,7 @@ export async function run(argv: readonly string[], deps: CliDependencies): Promi
       sleep: deps.sleep,
       interrupts: deps.interrupts,
       readInput: deps.readInput,
+      writeOutput: deps.writeOutput ?? writeText,
     });
   } catch (error) {
     const tenant = command && 'tenant' in command ? command.tenant : undefined;
@@ -79,6 +94,15 @@ export async function run(argv: readonly string[], deps: CliDependencies): Promi
     if (failure.stdout) deps.stdout.write(failure.stdout);
     deps.stderr.write(`lethe: ${failure.lines.join('\n')}\n`);
     return failure.code;
+  }
+}
+
+/** Writes a file of `--out`; one that cannot be written is a usage error, as one unread is. */
+async function writeText(file: string, text: string): Promise<void> {
+  try {
+    await writeFile(file, text);
+  } catch (error) {
+    throw new UsageError(`cannot write ${file}: ${error instanceof Error ? error.message : error}`);
   }
 }
 
@@ -122,6 +146,7 @@ export function processDependencies(): CliDependencies {
       process.once('SIGINT', onInterrupt);
       return () => process.off('SIGINT', onInterrupt);
     },
+    writeOutput: writeText,
     readInput: async (file) => {
       try {
         return file === '-' ? await buffer(process.stdin) : await readFile(file);

@@ -1,11 +1,7 @@
 import { isDue, renderCountdown } from './countdown.ts';
+import { type Output, StatusLine } from './status-line.ts';
 
-/** A terminal or a pipe: progress is redrawn in place on a TTY, printed as lines elsewhere. */
-export interface Output {
-  write(chunk: string): unknown;
-  readonly isTTY?: boolean;
-  readonly columns?: number;
-}
+export type { Output } from './status-line.ts';
 
 export interface ProgressSnapshot {
   readonly state: string;
@@ -137,23 +133,18 @@ export interface ProgressReporterOptions {
  * time, its rate) starts when the deletion does. The final line stays, naming the deletion.
  */
 export class ProgressReporter {
-  readonly #output: Output;
+  readonly #line: StatusLine;
   readonly #now: () => number;
   readonly #wallNow: () => number;
-  readonly #plainIntervalMs: number;
   #meter = new RateMeter();
   #startedAt: number;
   #counting = true;
   #tick = 0;
-  #lastPlain: { at: number; state: string } | undefined;
-  /** A line is drawn on the TTY and not yet cleared or ended. */
-  #drawn = false;
 
   constructor(options: ProgressReporterOptions) {
-    this.#output = options.output;
+    this.#line = new StatusLine(options.output, options.plainIntervalMs);
     this.#now = options.now;
     this.#wallNow = options.wallNow ?? options.now;
-    this.#plainIntervalMs = options.plainIntervalMs ?? 5_000;
     this.#startedAt = options.now();
   }
 
@@ -164,27 +155,25 @@ export class ProgressReporter {
       const wallNow = this.#wallNow();
       // Coming due is a change of its own: a log says so at once.
       const phase = isDue(snapshot.executeAfter, wallNow) ? 'SCHEDULED, due' : 'SCHEDULED';
-      this.#show(phase, at, renderCountdown(snapshot.executeAfter, wallNow));
+      this.#line.show(phase, at, renderCountdown(snapshot.executeAfter, wallNow));
       return;
     }
     if (this.#counting) this.#start(at);
     this.#meter.add(at, snapshot.objectsDeleted);
     const view = { snapshot, elapsedMs: at - this.#startedAt, perSecond: this.#meter.perSecond() };
-    if (!this.#output.isTTY) {
-      this.#show(snapshot.state, at, parts(view).join(', '));
+    if (!this.#line.isTTY) {
+      this.#line.show(snapshot.state, at, parts(view).join(', '));
     } else if (ENDED.has(snapshot.state)) {
       // The final line is written whole, once, and stays.
-      this.#output.write(`\r${renderProgressLine(view, this.#tick++)}\x1b[K\n`);
-      this.#drawn = false;
+      this.#line.end(renderProgressLine(view, this.#tick++));
     } else {
-      this.#show(snapshot.state, at, renderProgressLine(view, this.#tick++));
+      this.#line.show(snapshot.state, at, renderProgressLine(view, this.#tick++));
     }
   }
 
   /** Clears a bar left drawn, so what follows starts on a clean line. */
   finish(): void {
-    if (this.#output.isTTY && this.#drawn) this.#output.write('\r\x1b[K');
-    this.#drawn = false;
+    this.#line.clear();
   }
 
   /** The deletion has started (or started again after a countdown): the clock starts now. */
@@ -192,20 +181,5 @@ export class ProgressReporter {
     this.#counting = false;
     this.#startedAt = at;
     this.#meter = new RateMeter();
-  }
-
-  /** Redraws the line on a TTY; elsewhere prints it at every change of state, else now and then. */
-  #show(state: string, at: number, line: string): void {
-    if (this.#output.isTTY) {
-      // A terminal that does not know its width says 0.
-      const columns = this.#output.columns || 80;
-      this.#output.write(`\r${line.slice(0, Math.max(1, columns - 1))}\x1b[K`);
-      this.#drawn = true;
-      return;
-    }
-    const last = this.#lastPlain;
-    if (last && last.state === state && at - last.at < this.#plainIntervalMs) return;
-    this.#lastPlain = { at, state };
-    this.#output.write(`lethe: ${line}\n`);
   }
 }

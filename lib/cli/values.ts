@@ -50,6 +50,12 @@ export function deletionId(value: string): string {
   throw new UsageError(`DELETION_ID must be a lowercase UUID (got ${JSON.stringify(value)})`);
 }
 
+/** A plan id: a lowercase UUID too, as `lethe delete --dry-run` and the API answer it. */
+export function planId(value: string): string {
+  if (isDeletionId(value)) return value;
+  throw new UsageError(`PLAN_ID must be a lowercase UUID (got ${JSON.stringify(value)})`);
+}
+
 /** An integer option from `min` to `max`. */
 export function integer(option: string, value: string, min: number, max: number): number {
   const number = Number(value);

@@ -76,9 +76,7 @@ async function poll(options: WaitOptions, last: { receipt: DeletionReceipt }) {
       last.receipt = (await untilAborted(read, signal)).body;
       failedReads = 0;
     } catch (error) {
-      const passing =
-        error instanceof UnreachableError || (error instanceof ApiError && error.status >= 500);
-      if (signal?.aborted || !passing || ++failedReads > maxFailedReads) throw error;
+      if (signal?.aborted || !isPassing(error) || ++failedReads > maxFailedReads) throw error;
     }
   }
 }
@@ -92,8 +90,12 @@ function waitingOut(receipt: DeletionReceipt, wallNow: (() => number) | undefine
   );
 }
 
+/** A failed read that the next read may not meet: no answer at all, or a 5xx. */
+export const isPassing = (error: unknown): boolean =>
+  error instanceof UnreachableError || (error instanceof ApiError && error.status >= 500);
+
 /** `work`, or a rejection as soon as `signal` aborts. */
-function untilAborted<T>(work: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+export function untilAborted<T>(work: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
   if (!signal) return work;
   return new Promise<T>((resolve, reject) => {
     const abort = () => reject(new Error('aborted'));

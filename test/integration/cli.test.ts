@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -9,7 +9,8 @@ import {
   DeleteStackCommand,
 } from '@aws-sdk/client-cloudformation';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { formatBytes } from '../../lib/cli/progress.ts';
+import { bytesExactly } from '../../lib/cli/plan-format.ts';
+import { formatBytes, formatCount } from '../../lib/cli/progress.ts';
 import { freePort } from '../../lib/local/emulator.ts';
 import { parseLocation } from '../helpers/http.ts';
 import { listAll, partitionedObjects, seedObjects } from '../helpers/s3.ts';
@@ -471,6 +472,201 @@ describe('the lethe CLI against a local stack', () => {
       );
       expect(malformed.code).toBe(2);
       expect(malformed.stderr).toMatch(/^lethe: LETHE_ENDPOINT must be an http or https URL: /);
+    });
+  });
+
+  describe('dry runs', () => {
+    const planned = `${stream}-p`;
+    const plannedRef = `acme/${planned}`;
+
+    it('counts a seeded stream exactly, prints the estimate, and deletes nothing', async () => {
+      // Arrange: 120 objects over three partitions, written straight to S3.
+      expect((await lethe(['streams', 'create', plannedRef])).code).toBe(0);
+      const view = JSON.parse((await lethe(['streams', 'get', plannedRef, '--json'])).stdout);
+      const where = parseLocation(String(view.location));
+      const bytes = await seedObjects(
+        target.s3,
+        where.bucket,
+        partitionedObjects(where.prefix, 120, 3),
+      );
+      const before = await listAll(target.s3, where.bucket, where.prefix);
+
+      // Act
+      const result = await lethe(['delete', plannedRef, '--dry-run', '--interval', '0.25']);
+      const after = await listAll(target.s3, where.bucket, where.prefix);
+      const shown = await lethe(['streams', 'get', plannedRef]);
+
+      // Assess
+      expect(result.code).toBe(0);
+      const planId =
+        new RegExp(
+          `^COMPLETED plan of ${plannedRef} generation 1 \\(plan ([0-9a-f-]{36})\\)\\n`,
+        ).exec(result.stdout)?.[1] ?? '';
+      expect(planId).not.toBe('');
+      const lines = result.stdout.split('\n');
+      expect(lines).toContain('objects              120');
+      expect(lines).toContain('versions             120');
+      expect(lines).toContain('delete markers       0');
+      expect(lines).toContain(`bytes                ${bytesExactly(bytes)}`);
+      expect(lines).toContain('uploads in progress  0');
+      expect(lines).toContain('the deletion would take:');
+      expect(result.stdout).toMatch(/^ {2}S3 requests +\d+$/m);
+      expect(result.stdout).toMatch(/^ {2}cost +[\d.]+ USD$/m);
+      expect(result.stdout).toMatch(/^ {2}time +about \d+s at the stack's worker concurrency$/m);
+      expect(
+        result.stdout.endsWith(`\nnothing was deleted; to delete: lethe delete ${plannedRef}\n`),
+      ).toBe(true);
+      expect(result.stderr.trimEnd().split('\n').at(-1)).toMatch(
+        new RegExp(
+          `^lethe: COMPLETED, 120 objects counted \\(.+\\), elapsed \\d+s, plan ${planId}$`,
+        ),
+      );
+      expect(before.size).toBe(120);
+      expect(after).toEqual(before);
+      expect(shown.stdout).toMatch(/^state +ACTIVE$/m);
+    });
+
+    it('plans get --json answers the same exact counts', async () => {
+      // Arrange
+      const dryRun = await lethe([
+        'delete',
+        plannedRef,
+        '--dry-run',
+        '--json',
+        '--interval',
+        '0.25',
+      ]);
+      const plan = JSON.parse(dryRun.stdout) as { planId: string };
+
+      // Act
+      const result = await lethe(['plans', 'get', 'acme', plan.planId, '--json']);
+
+      // Assess
+      expect(dryRun.code).toBe(0);
+      expect(dryRun.stderr).toBe('');
+      expect(result.code).toBe(0);
+      expect(JSON.parse(result.stdout)).toMatchObject({
+        planId: plan.planId,
+        state: 'COMPLETED',
+        objects: 120,
+        versions: 120,
+        deleteMarkers: 0,
+        multipartUploads: 0,
+      });
+    });
+  });
+
+  describe('certificates', () => {
+    const certificate = () => join(workdir, 'cert.json');
+    const INVALID =
+      /^INVALID: the certificate was changed after it was signed, or was not signed by \S+\n$/;
+
+    it('saves the certificate of the COMPLETED deletion; verify exits 0, and 10 once a digit changes', async () => {
+      // Arrange
+      const tampered = join(workdir, 'tampered.json');
+
+      // Act
+      const saved = await lethe([
+        'deletions',
+        'certificate',
+        'acme',
+        deletionId,
+        '--out',
+        certificate(),
+      ]);
+      const valid = await lethe(['verify', certificate()]);
+      const text = await readFile(certificate(), 'utf8');
+      await writeFile(
+        tampered,
+        text.replace(/"objectsDeleted": (\d*)(\d)/, (_, head: string, last: string) => {
+          return `"objectsDeleted": ${head}${(Number(last) + 1) % 10}`;
+        }),
+      );
+      const invalid = await lethe(['verify', tampered]);
+
+      // Assess
+      expect(saved.code).toBe(0);
+      expect(saved.stdout).toBe(
+        `saved the certificate of deletion ${deletionId} (${ref}, ${formatCount(deleted.objects)} objects) to ${certificate()}\n` +
+          `check it: lethe verify ${certificate()}\n`,
+      );
+      const signed = JSON.parse(text);
+      expect(signed).toMatchObject({
+        certificate: {
+          deletionId,
+          tenant: 'acme',
+          stream,
+          objectsDeleted: deleted.objects,
+          bytesDeleted: deleted.bytes,
+        },
+        algorithm: 'ECDSA_SHA_256',
+      });
+      expect(text).toBe(`${JSON.stringify(signed, null, 2)}\n`);
+      expect(valid.code).toBe(0);
+      expect(valid.stdout).toBe(
+        `valid: deletion ${deletionId} of ${ref}, ${formatCount(deleted.objects)} objects, completed ${signed.certificate.completedAt}, signed by ${signed.keyId}\n`,
+      );
+      expect(await readFile(tampered, 'utf8')).not.toBe(text);
+      expect(invalid.code).toBe(10);
+      expect(invalid.stdout).toMatch(INVALID);
+    });
+
+    it('verify --key with the PEM of certificate-key works offline: nothing is sent', async () => {
+      // Arrange: the key from the API, then an endpoint where nothing listens.
+      const pem = join(workdir, 'key.pem');
+      const key = await lethe(['certificate-key']);
+      await writeFile(pem, key.stdout);
+      const nowhere = ['--endpoint', `http://127.0.0.1:${await freePort()}`];
+
+      // Act
+      const offline = await lethe(['verify', certificate(), '--key', pem, ...nowhere]);
+      const tampered = await lethe([
+        'verify',
+        join(workdir, 'tampered.json'),
+        '--key',
+        pem,
+        ...nowhere,
+      ]);
+      const unreachable = await lethe(['certificate-key', ...nowhere]);
+
+      // Assess
+      expect(key.code).toBe(0);
+      expect(key.stdout).toMatch(
+        /^-----BEGIN PUBLIC KEY-----\n[\s\S]+\n-----END PUBLIC KEY-----\n$/,
+      );
+      expect(offline.code).toBe(0);
+      expect(offline.stderr).toBe('');
+      expect(offline.stdout).toMatch(new RegExp(`^valid: deletion ${deletionId} of ${ref}, `));
+      expect(tampered.code).toBe(10);
+      expect(tampered.stdout).toMatch(INVALID);
+      // The same endpoint, for a command that does send: it cannot be reached.
+      expect(unreachable.code).toBe(6);
+    });
+
+    it('exits 4 for the certificate of a deletion not yet COMPLETED, and for its dry run', async () => {
+      // Arrange: a deletion that waits out a grace window.
+      const early = `acme/${stream}-e`;
+      expect((await lethe(['streams', 'create', early])).code).toBe(0);
+      const scheduled = await lethe(['delete', early, '--grace', '1h']);
+      const id = /\(deletion ([0-9a-f-]{36}), attempts \d+\)/.exec(scheduled.stdout)?.[1] ?? '';
+
+      // Act
+      const result = await lethe(['deletions', 'certificate', 'acme', id]);
+      const dryRun = await lethe(['delete', early, '--dry-run']);
+      await lethe(['deletions', 'cancel', 'acme', id]);
+
+      // Assess
+      expect(result.code).toBe(4);
+      expect(result.stdout).toBe('');
+      expect(result.stderr).toBe(
+        [
+          `lethe: DeletionNotCompleted: deletion ${id} is SCHEDULED: only a COMPLETED deletion has a certificate (HTTP 409)`,
+          `a deletion has a certificate once it is COMPLETED: follow it with lethe deletions get acme ${id}`,
+          '',
+        ].join('\n'),
+      );
+      expect(dryRun.code).toBe(4);
+      expect(dryRun.stderr).toMatch(/^lethe: StreamDeleting: /);
     });
   });
 });

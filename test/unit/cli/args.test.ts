@@ -65,6 +65,25 @@ describe.each<[string, Command]>([
     'deletions list acme --state failed --limit 5 --next-token abc',
     { kind: 'deletions.list', tenant: 'acme', state: 'FAILED', limit: 5, nextToken: 'abc' },
   ],
+  ['delete acme/logs --dry-run', { kind: 'plans.create', tenant: 'acme', stream: 'logs' }],
+  ['streams delete --dry-run acme/logs', { kind: 'plans.create', tenant: 'acme', stream: 'logs' }],
+  [`plans get acme ${ID}`, { kind: 'plans.get', tenant: 'acme', planId: ID }],
+  ['help plans', { kind: 'help', topic: 'plans' }],
+  [
+    `deletions certificate acme ${ID}`,
+    { kind: 'deletions.certificate', tenant: 'acme', deletionId: ID },
+  ],
+  [
+    `deletions certificate acme ${ID} --out cert.json`,
+    { kind: 'deletions.certificate', tenant: 'acme', deletionId: ID, out: 'cert.json' },
+  ],
+  ['certificate-key', { kind: 'certificate-key' }],
+  [
+    'certificate-key --key-id arn:aws:kms:eu-west-1:1:key/k --out key.pem',
+    { kind: 'certificate-key', keyId: 'arn:aws:kms:eu-west-1:1:key/k', out: 'key.pem' },
+  ],
+  ['verify cert.json', { kind: 'verify', file: 'cert.json' }],
+  ['verify - --key key.pem', { kind: 'verify', file: '-', key: 'key.pem' }],
 ])('lethe %s', (line, command) => {
   it('parses to the command', () => {
     // Act
@@ -182,6 +201,28 @@ describe.each<[string, string]>([
     'delete acme/logs --wait --interval 0',
     '--interval must be a number of seconds from 0.1 to 3600 (got 0)',
   ],
+  [
+    'delete acme/logs --dry-run --grace 1h',
+    '--dry-run does not go with --grace: a dry run deletes nothing, so there is no grace window to give it',
+  ],
+  [
+    'streams delete acme/logs --dry-run --wait',
+    '--dry-run does not go with --wait: a dry run deletes nothing; it waits for its plan on its own',
+  ],
+  [`deletions get acme ${ID} --dry-run`, '--dry-run goes with delete and streams delete'],
+  ['plans get acme', 'usage: lethe plans get TENANT PLAN_ID'],
+  ['plans get acme 42', 'PLAN_ID must be a lowercase UUID (got "42")'],
+  ['plans', 'plans needs a subcommand:\n  lethe plans get TENANT PLAN_ID'],
+  ['plans list acme', 'unknown command plans list; lethe plans takes:\n  lethe plans get'],
+  ['deletions certificate acme', 'usage: lethe deletions certificate TENANT DELETION_ID'],
+  ['certificate acme', 'unknown command certificate (did you mean deletions certificate?)'],
+  ['certificate-key now', 'usage: lethe certificate-key [--key-id ID] [--out FILE]'],
+  ['verify', 'usage: lethe verify FILE [--key PEM_FILE]'],
+  ['verify a.json b.json', 'usage: lethe verify FILE [--key PEM_FILE]'],
+  ['verfy a.json', 'unknown command verfy (did you mean verify?)'],
+  ['streams get acme/logs --out x', '--out goes with deletions certificate and certificate-key'],
+  ['verify a.json --key-id k', '--key-id goes with certificate-key'],
+  ['certificate-key --key k.pem', '--key goes with verify'],
   ['health --verbose', 'unknown option --verbose'],
   ['streams list acme --limt 5', 'unknown option --limt (did you mean --limit?)'],
   ['streams list acme --nexttoken x', 'unknown option --nexttoken (did you mean --next-token?)'],
@@ -197,6 +238,16 @@ describe.each<[string, string]>([
     // Assess
     expect(parse).toThrow(UsageError);
     expect(parse).toThrow(message);
+  });
+});
+
+describe.each<[string[], string]>([
+  [['certificate-key', '--key-id', ' '], '--key-id needs the keyId of a certificate'],
+  [['certificate-key', '--out', ''], '--out needs a file name'],
+  [['verify', 'c.json', '--key', ''], '--key needs a file name'],
+])('lethe %j', (argv, message) => {
+  it('is a usage error: an empty value names nothing', () => {
+    expect(() => parseInvocation(argv)).toThrow(message);
   });
 });
 

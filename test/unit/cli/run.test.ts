@@ -216,7 +216,7 @@ describe('lethe', () => {
 
     // Assess
     expect(code).toBe(0);
-    expect(EXIT_MEANINGS.map(([exit]) => exit)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 130]);
+    expect(EXIT_MEANINGS.map(([exit]) => exit)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 130]);
     for (const [exit, meaning] of EXIT_MEANINGS)
       expect(stdout.text()).toContain(`  ${exit}  ${meaning}\n`);
   });
@@ -279,23 +279,28 @@ describe('help', () => {
     expect(stdout.text()).not.toMatch(/ETA/);
   });
 
-  it.each(['streams', 'deletions'])('lethe help %s lists that group and exits 0', async (group) => {
-    // Prepare
-    const { deps, stdout, stderr } = cliDependencies();
+  it.each(['streams', 'deletions', 'plans'])(
+    'lethe help %s lists that group and exits 0',
+    async (group) => {
+      // Prepare
+      const { deps, stdout, stderr } = cliDependencies();
 
-    // Act
-    const code = await run(['help', group], deps);
+      // Act
+      const code = await run(['help', group], deps);
 
-    // Assess
-    expect(code).toBe(0);
-    expect(stderr.text()).toBe('');
-    const lines = stdout
-      .text()
-      .split('\n')
-      .filter((line) => line.startsWith('  lethe '));
-    expect(lines.length).toBe(COMMANDS.filter(({ usage }) => usage.startsWith(`${group} `)).length);
-    expect(lines.every((line) => line.startsWith(`  lethe ${group} `))).toBe(true);
-  });
+      // Assess
+      expect(code).toBe(0);
+      expect(stderr.text()).toBe('');
+      const lines = stdout
+        .text()
+        .split('\n')
+        .filter((line) => line.startsWith('  lethe '));
+      expect(lines.length).toBe(
+        COMMANDS.filter(({ usage }) => usage.startsWith(`${group} `)).length,
+      );
+      expect(lines.every((line) => line.startsWith(`  lethe ${group} `))).toBe(true);
+    },
+  );
 
   it('a bare lethe deletions lists its subcommands on stderr and exits 2', async () => {
     // Prepare

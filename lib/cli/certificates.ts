@@ -1,0 +1,241 @@
+import { createPublicKey } from 'node:crypto';
+import { type CertificateKey, verifyCertificate } from '../core/index.ts';
+import type { Command } from './args.ts';
+import { ApiError, type LetheClient } from './client.ts';
+import { EXIT, type ExitCode } from './exit-codes.ts';
+import { formatCount } from './progress.ts';
+import type { Output } from './status-line.ts';
+import { UsageError } from './values.ts';
+
+/** Writes `text` to `file`; a file that cannot be written is a UsageError. */
+export type WriteOutput = (file: string, text: string) => Promise<void>;
+
+/** What the certificate commands need: the client, stdout, and files to write. */
+export interface CertificateContext {
+  readonly client: Pick<LetheClient, 'getCertificate' | 'getCertificateKey'>;
+  readonly json: boolean;
+  readonly stdout: Output;
+  readonly writeOutput: WriteOutput;
+}
+
+/** What `lethe verify` needs: no client until a key must be fetched, and maybe never. */
+export interface VerifyContext {
+  readonly json: boolean;
+  readonly stdout: Output;
+  /** The bytes of FILE, or of stdin for `-`. */
+  readonly readInput: (file: string) => Promise<Uint8Array>;
+  /** The public key that signed with `keyId`, from the API. */
+  readonly keyFor: (keyId: string) => Promise<CertificateKey>;
+}
+
+/** The fields of a saved certificate that `lethe verify` reads, and says. */
+export interface SavedCertificate {
+  certificate: {
+    deletionId: string;
+    tenant: string;
+    stream: string;
+    objectsDeleted: number;
+    completedAt: string;
+  };
+  signature: string;
+  algorithm: string;
+  keyId: string;
+}
+
+const plural = (count: number, noun: string) =>
+  `${formatCount(count)} ${noun}${count === 1 ? '' : 's'}`;
+
+/** Writes `text` to `out`, or to stdout without it; says where it went unless `--json`. */
+async function deliver(
+  text: string,
+  out: string | undefined,
+  saved: string,
+  context: CertificateContext,
+): Promise<void> {
+  if (out === undefined) {
+    context.stdout.write(text);
+    return;
+  }
+  await context.writeOutput(out, text);
+  if (!context.json) context.stdout.write(saved);
+}
+
+/**
+ * `lethe deletions certificate`: the API's whole answer (certificate, signature, algorithm,
+ * keyId) as pretty JSON, to stdout or `--out FILE`, as `lethe verify` reads it back.
+ */
+export async function saveCertificate(
+  command: Extract<Command, { kind: 'deletions.certificate' }>,
+  context: CertificateContext,
+): Promise<ExitCode> {
+  const { tenant, deletionId, out } = command;
+  let body: Awaited<ReturnType<LetheClient['getCertificate']>>['body'];
+  try {
+    body = (await context.client.getCertificate(tenant, deletionId)).body;
+  } catch (error) {
+    if (!(error instanceof ApiError) || error.code !== 'DeletionNotCompleted') throw error;
+    throw error.withHints([
+      `a deletion has a certificate once it is COMPLETED: follow it with lethe deletions get ${tenant} ${deletionId}`,
+    ]);
+  }
+  const { certificate } = body;
+  const saved = [
+    `saved the certificate of deletion ${deletionId} (${certificate.tenant}/${certificate.stream}, ${plural(certificate.objectsDeleted, 'object')}) to ${out}`,
+    `check it: lethe verify ${out}`,
+    '',
+  ].join('\n');
+  await deliver(`${JSON.stringify(body, null, 2)}\n`, out, saved, context);
+  return EXIT.ok;
+}
+
+/** `lethe certificate-key`: the PEM (the whole JSON with `--json`), to stdout or `--out FILE`. */
+export async function saveCertificateKey(
+  command: Extract<Command, { kind: 'certificate-key' }>,
+  context: CertificateContext,
+): Promise<ExitCode> {
+  const { body } = await context.client.getCertificateKey(command.keyId);
+  const pem = body.publicKeyPem.endsWith('\n') ? body.publicKeyPem : `${body.publicKeyPem}\n`;
+  const saved = [
+    `saved the public key ${body.keyId} to ${command.out}`,
+    `verify offline: lethe verify FILE --key ${command.out}`,
+    '',
+  ].join('\n');
+  await deliver(context.json ? `${JSON.stringify(body)}\n` : pem, command.out, saved, context);
+  return EXIT.ok;
+}
+
+const nameOf = (file: string) => (file === '-' ? 'stdin' : file);
+
+/** The checks a saved certificate must pass to be verified at all: `path` holds a `type`. */
+const FIELDS: ReadonlyArray<readonly [string, 'object' | 'string' | 'number']> = [
+  ['certificate', 'object'],
+  ['signature', 'string'],
+  ['algorithm', 'string'],
+  ['keyId', 'string'],
+  ['certificate.deletionId', 'string'],
+  ['certificate.tenant', 'string'],
+  ['certificate.stream', 'string'],
+  ['certificate.objectsDeleted', 'number'],
+  ['certificate.completedAt', 'string'],
+];
+
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** The value at a dotted path, if every step on the way is an object. */
+function at(value: unknown, path: string): unknown {
+  return path
+    .split('.')
+    .reduce<unknown>((here, key) => (isRecord(here) ? here[key] : undefined), value);
+}
+
+/** What is missing or malformed in a parsed certificate, one item each. */
+function problemsOf(value: unknown): string[] {
+  if (!isRecord(value)) return ['it is not a JSON object'];
+  return FIELDS.flatMap(([path, type]) => {
+    const found = at(value, path);
+    if (found === undefined) return [`no ${path}`];
+    const ok = type === 'object' ? isRecord(found) : typeof found === type;
+    return ok ? [] : [`${path} is not ${type === 'object' ? 'an' : 'a'} ${type}`];
+  });
+}
+
+/**
+ * A saved certificate, as `lethe deletions certificate` wrote it: the parsed document (what the
+ * signature is checked against, unknown fields included) and the fields `lethe verify` says.
+ */
+export function parseSavedCertificate(
+  text: string,
+  file: string,
+): { document: unknown; saved: SavedCertificate } {
+  let document: unknown;
+  try {
+    document = JSON.parse(text);
+  } catch (error) {
+    throw new UsageError(
+      `${nameOf(file)} is not JSON: ${error instanceof Error ? error.message : error}`,
+    );
+  }
+  const problems = problemsOf(document);
+  if (problems.length > 0) {
+    throw new UsageError(
+      `${nameOf(file)} is not a signed certificate: ${problems.join(', ')} (save one with lethe deletions certificate TENANT DELETION_ID --out FILE)`,
+    );
+  }
+  return { document, saved: document as SavedCertificate };
+}
+
+/** A public key as PEM, from a PEM file or the JSON of `lethe certificate-key --json`. */
+export function parsePublicKey(text: string, file: string): string {
+  let pem = text;
+  if (text.trimStart().startsWith('{')) {
+    const found = at(safeJson(text), 'publicKeyPem');
+    pem = typeof found === 'string' ? found : '';
+  }
+  try {
+    createPublicKey(pem);
+    return pem;
+  } catch {
+    throw new UsageError(
+      `${nameOf(file)} is not a PEM public key (save one with lethe certificate-key --out FILE)`,
+    );
+  }
+}
+
+function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The key that signed, from the API; a key it never had is most likely another deployment's. */
+async function fetchKey(keyId: string, context: VerifyContext): Promise<string> {
+  try {
+    return (await context.keyFor(keyId)).publicKeyPem;
+  } catch (error) {
+    if (!(error instanceof ApiError) || error.code !== 'CertificateKeyNotFound') throw error;
+    throw error.withHints([
+      "hint: this API never signed with that key: is the certificate another deployment's? Verify it against that deployment, or offline with --key PEM_FILE",
+    ]);
+  }
+}
+
+/**
+ * `lethe verify FILE [--key PEM_FILE]`: checks the signature of a saved certificate against the
+ * key of `--key` (offline: nothing is sent), or else the key the API publishes for its keyId.
+ * Exit 0 when it verifies, 10 when it does not.
+ */
+export async function verify(
+  command: Extract<Command, { kind: 'verify' }>,
+  context: VerifyContext,
+): Promise<ExitCode> {
+  if (command.file === '-' && command.key === '-') {
+    throw new UsageError('FILE and --key cannot both be - (stdin)');
+  }
+  const decode = async (file: string) => new TextDecoder().decode(await context.readInput(file));
+  const { document, saved } = parseSavedCertificate(await decode(command.file), command.file);
+  const pem =
+    command.key === undefined
+      ? await fetchKey(saved.keyId, context)
+      : parsePublicKey(await decode(command.key), command.key);
+  const valid = verifyCertificate(document, pem);
+  context.stdout.write(context.json ? verdictJson(saved, valid) : verdictLine(saved, valid));
+  return valid ? EXIT.ok : EXIT.invalidCertificate;
+}
+
+/** `valid: deletion ID of TENANT/STREAM, ...`, or `INVALID: ...`. */
+export function verdictLine(saved: SavedCertificate, valid: boolean): string {
+  const { certificate: c, keyId } = saved;
+  if (!valid) {
+    return `INVALID: the certificate was changed after it was signed, or was not signed by ${keyId}\n`;
+  }
+  return `valid: deletion ${c.deletionId} of ${c.tenant}/${c.stream}, ${plural(c.objectsDeleted, 'object')}, completed ${c.completedAt}, signed by ${keyId}\n`;
+}
+
+function verdictJson(saved: SavedCertificate, valid: boolean): string {
+  const { deletionId, tenant, stream, objectsDeleted, completedAt } = saved.certificate;
+  const verdict = { valid, deletionId, tenant, stream, objectsDeleted, completedAt };
+  return `${JSON.stringify({ ...verdict, keyId: saved.keyId })}\n`;
+}

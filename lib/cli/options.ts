@@ -1,0 +1,102 @@
+import { parseArgs } from 'node:util';
+import type { Command } from './args.ts';
+import { didYouMean } from './suggest.ts';
+import { UsageError } from './values.ts';
+
+type Kind = Command['kind'];
+
+/** Every option of `lethe`, as node:util's parseArgs takes them. */
+export const OPTIONS = {
+  endpoint: { type: 'string' },
+  stack: { type: 'string' },
+  region: { type: 'string' },
+  json: { type: 'boolean', default: false },
+  wait: { type: 'boolean', default: false },
+  grace: { type: 'string' },
+  'dry-run': { type: 'boolean', default: false },
+  interval: { type: 'string' },
+  state: { type: 'string' },
+  limit: { type: 'string' },
+  'next-token': { type: 'string' },
+  out: { type: 'string' },
+  'key-id': { type: 'string' },
+  key: { type: 'string' },
+  help: { type: 'boolean', short: 'h', default: false },
+} as const;
+
+/** The options as parsed. */
+export type Values = ReturnType<
+  typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true }>
+>['values'];
+
+/** Every long option, as typed: for suggestions. */
+export const LONG_OPTIONS = Object.keys(OPTIONS).map((option) => `--${option}`);
+
+/** The commands an option goes with; options not listed go with every command. */
+const SCOPES: ReadonlyArray<readonly [keyof typeof OPTIONS, readonly Kind[]]> = [
+  ['wait', ['streams.delete', 'deletions.retry', 'deletions.expedite']],
+  ['grace', ['streams.delete']],
+  ['dry-run', ['streams.delete']],
+  ['state', ['deletions.list']],
+  ['limit', ['streams.list', 'deletions.list']],
+  ['next-token', ['streams.list', 'deletions.list']],
+  ['out', ['deletions.certificate', 'certificate-key']],
+  ['key-id', ['certificate-key']],
+  ['key', ['verify']],
+];
+
+/** Options that make no sense together: a dry run deletes nothing, so it has nothing to wait. */
+const EXCLUSIVE: ReadonlyArray<readonly [keyof typeof OPTIONS, keyof typeof OPTIONS, string]> = [
+  ['dry-run', 'grace', 'a dry run deletes nothing, so there is no grace window to give it'],
+  ['dry-run', 'wait', 'a dry run deletes nothing; it waits for its plan on its own'],
+];
+
+const spelled = (kind: Kind) =>
+  kind === 'streams.delete' ? ['delete', 'streams delete'] : [kind.replace('.', ' ')];
+
+const isGiven = (values: Values, option: keyof typeof OPTIONS) => {
+  const value = values[option];
+  return typeof value === 'boolean' ? value : value !== undefined;
+};
+
+/** Parses the command line into options and positionals; a bad option is a UsageError. */
+export function parse(argv: readonly string[]) {
+  try {
+    return parseArgs({ args: [...argv], options: OPTIONS, allowPositionals: true, strict: true });
+  } catch (error) {
+    throw new UsageError(optionProblem(error));
+  }
+}
+
+/** Node's message for a bad option, in this CLI's words, with the nearest known option. */
+function optionProblem(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  const code = error instanceof Error && 'code' in error ? error.code : undefined;
+  const option = /'(-[^' =]*)/.exec(message)?.[1];
+  if (option === undefined) return message;
+  if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') {
+    return `unknown option ${option}${didYouMean(option, LONG_OPTIONS)}`;
+  }
+  if (code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE') {
+    return message.includes('argument missing')
+      ? `option ${option} needs a value`
+      : `option ${option} takes no value`;
+  }
+  return message;
+}
+
+/** Refuses an option given to a command it does not go with, or with one it excludes. */
+export function checkScopes(values: Values, kind: Kind): void {
+  for (const [option, kinds] of SCOPES) {
+    if (isGiven(values, option) && !kinds.includes(kind)) {
+      const names = kinds.flatMap(spelled);
+      const list = `${names.slice(0, -1).join(', ')}${names.length > 1 ? ' and ' : ''}${names.at(-1)}`;
+      throw new UsageError(`--${option} goes with ${list}`);
+    }
+  }
+  for (const [option, other, why] of EXCLUSIVE) {
+    if (isGiven(values, option) && isGiven(values, other)) {
+      throw new UsageError(`--${option} does not go with --${other}: ${why}`);
+    }
+  }
+}

@@ -5,6 +5,7 @@ import {
   certificateOperations,
 } from './certificate-operations.ts';
 import { type DeletionOperationsOptions, deletionOperations } from './deletion-operations.ts';
+import { type PartitionOperationsOptions, partitionOperations } from './partition-operations.ts';
 import { type PlanOperationsOptions, planOperations } from './plan-operations.ts';
 import type { Operations, Subject } from './request.ts';
 import { type Operation, ROUTES } from './routes.ts';
@@ -14,9 +15,12 @@ export type HttpApiOptions = Omit<StreamOperationsOptions, 'streams'> &
   Omit<DeletionOperationsOptions, 'deletions'> &
   Omit<CertificateOperationsOptions, 'receipts'> &
   Omit<PlanOperationsOptions, 'streams'> & {
-    readonly streams: StreamOperationsOptions['streams'] & PlanOperationsOptions['streams'];
+    readonly streams: StreamOperationsOptions['streams'] &
+      PlanOperationsOptions['streams'] &
+      PartitionOperationsOptions['streams'];
     readonly deletions: StreamOperationsOptions['deletions'] &
-      DeletionOperationsOptions['deletions'];
+      DeletionOperationsOptions['deletions'] &
+      PartitionOperationsOptions['deletions'];
     /** Told about every error that is not the caller's fault (each one is a bug to fix). */
     readonly onUnexpectedError?: (error: unknown, event: APIGatewayProxyEvent) => void;
   };
@@ -36,6 +40,7 @@ export function createHttpApi(options: HttpApiOptions): HttpHandler {
     ...deletionOperations(options),
     ...certificateOperations(options),
     ...planOperations(options),
+    ...partitionOperations(options),
   };
 
   return async (event) => {

@@ -19,6 +19,21 @@ export const ROUTES = [
     operation: 'ingestEvents',
   },
   {
+    method: 'DELETE',
+    resource: '/v1/tenants/{tenant}/streams/{stream}/partitions',
+    operation: 'deletePartitions',
+  },
+  {
+    method: 'PUT',
+    resource: '/v1/tenants/{tenant}/streams/{stream}/retention',
+    operation: 'putRetention',
+  },
+  {
+    method: 'DELETE',
+    resource: '/v1/tenants/{tenant}/streams/{stream}/retention',
+    operation: 'deleteRetention',
+  },
+  {
     method: 'POST',
     resource: '/v1/tenants/{tenant}/streams/{stream}/plans',
     operation: 'createPlan',

@@ -142,3 +142,19 @@ export class CertificateKeyNotFoundError extends LetheError {
     super(`no certificate was ever signed with key ${keyId}`);
   }
 }
+
+export class PartitionDeletionInProgressError extends LetheError {
+  readonly code = 'PartitionDeletionInProgress';
+  readonly status = 409;
+  override readonly name = 'PartitionDeletionInProgressError';
+  constructor(
+    stream: string,
+    readonly deletionId: string,
+    before: string | undefined,
+  ) {
+    super(
+      `a deletion of the partitions of ${stream} before ${before} is under way (deletion ${deletionId}); retry when it has ended`,
+    );
+    this.headers['Retry-After'] = '30';
+  }
+}

@@ -10,4 +10,5 @@ export * from './outcome.ts';
 export * from './plans.ts';
 export * from './pricing.ts';
 export * from './records.ts';
+export * from './scope.ts';
 export * from './views.ts';

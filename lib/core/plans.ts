@@ -125,7 +125,7 @@ export function countPage(entries: readonly ListedObject[], versioned: boolean):
     }
     counts.versions++;
     counts.bytes += entry.size;
-    if (!versioned || entry.latest !== false) counts.objects++;
+    if (!versioned || entry.latest === true) counts.objects++;
   }
   return counts;
 }

@@ -19,6 +19,12 @@ export interface StreamRecord {
   /** Ingests admitted and not yet finished; a writer that died leaves its count behind. */
   inflightIngests?: number;
   lastIngestAt?: string;
+  /** Days of `dt=` partitions kept; older ones are deleted every day. */
+  retentionDays?: number;
+  /** The last day (UTC) a retention run was claimed: at most one a day. */
+  retentionRunOn?: string;
+  /** The partition deletion under way, while one is: one at a time per stream. */
+  partitionDeletionId?: string;
 }
 
 /** What names one deletion (and its round): the fence every work message carries. */
@@ -58,6 +64,8 @@ export interface DeletionRecord extends DeletionRef {
   cancelledAt?: string;
   /** The bucket keeps versions: every version and delete marker is deleted, by version id. */
   versioned?: boolean;
+  /** A partition deletion: only the `dt=` partitions of days strictly before this one. */
+  before?: string;
   /** Why a deletion FAILED when no single key explains it (stalled, location never empties). */
   reason?: FailureReason;
 }
@@ -120,6 +128,8 @@ export interface ChainRecord extends DeletionRef {
   /** The part of the location this chain lists. */
   prefix: string;
   versioned: boolean;
+  /** The cutoff of a partition deletion: nothing on or after that day is ever deleted. */
+  before?: string;
   /** Index of the last page listed, -1 before the first. */
   lastPage: number;
   /** Where the next page's listing starts (after this position); absent before the first. */
@@ -175,6 +185,6 @@ export interface ListedObject {
   versionId?: string;
   /** In a versioned bucket: a delete marker (removed, but not an object of the stream). */
   marker?: boolean;
-  /** In a versioned bucket: whether this is the key's current version. */
-  latest?: boolean;
+  /** In a versioned bucket: this is the key's current version (absent otherwise). */
+  latest?: true;
 }

@@ -12,6 +12,10 @@ export interface StreamView {
   location: string;
   createdAt: string;
   deletionId?: string;
+  /** Days of `dt=` partitions kept, when the stream has a retention policy. */
+  retentionDays?: number;
+  /** The partition deletion under way, if any. */
+  partitionDeletionId?: string;
 }
 
 export interface DeletionReceipt {
@@ -34,6 +38,8 @@ export interface DeletionReceipt {
   /** Keys that could not be deleted, or a key-less reason (a stalled deletion). */
   failures?: Array<{ key?: string; versionId?: string; code: string; message: string }>;
   failedObjects?: number;
+  /** A partition deletion: the `dt=` partitions of days strictly before this one. */
+  partitionsBefore?: string;
 }
 
 export function toStreamView(record: StreamRecord): StreamView {
@@ -46,6 +52,8 @@ export function toStreamView(record: StreamRecord): StreamView {
     location: s3Uri(record.bucket, record.prefix),
     createdAt: record.createdAt,
     ...(record.deletionId ? { deletionId: record.deletionId } : {}),
+    ...(record.retentionDays ? { retentionDays: record.retentionDays } : {}),
+    ...(record.partitionDeletionId ? { partitionDeletionId: record.partitionDeletionId } : {}),
   };
 }
 
@@ -73,6 +81,7 @@ export function toReceipt(
     ...(record.verifiedAt ? { verifiedAt: record.verifiedAt } : {}),
     ...(record.cancelledAt ? { cancelledAt: record.cancelledAt } : {}),
     attempts: record.attempts,
+    ...(record.before ? { partitionsBefore: record.before } : {}),
     ...(failed ? { failures: [...reasons, ...failures], failedObjects: totals.failedObjects } : {}),
   };
 }

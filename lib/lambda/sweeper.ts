@@ -1,15 +1,19 @@
 import type { Context } from 'aws-lambda';
 import { keysOf, loggedDeletionEvents, sample, type Telemetry } from '../observability/index.ts';
-import { createPipeline, type Sweeper } from '../pipeline/index.ts';
+import { createPipeline, type RetentionRunner, type Sweeper } from '../pipeline/index.ts';
 import type { Clients } from '../support/index.ts';
 import { boot, type Env } from './boot.ts';
 
 /**
- * Sweeper: scheduled; resumes stalled deletions. It also reports the age of the oldest open
+ * Sweeper: scheduled; starts due deletions, resumes stalled ones, and runs the day's retention. It also reports the age of the oldest open
  * deletion, measured before the sweep so that a sweeper that keeps failing still reports it.
  */
 export const sweeperHandler =
-  (sweeper: Pick<Sweeper, 'sweep' | 'oldestOpen' | 'scheduled'>, telemetry: Telemetry) =>
+  (
+    sweeper: Pick<Sweeper, 'sweep' | 'oldestOpen' | 'scheduled'>,
+    telemetry: Telemetry,
+    retention?: Pick<RetentionRunner, 'run'>,
+  ) =>
   async (_event?: unknown, context?: Context) =>
     telemetry.invocation(context, {}, async () => {
       const oldest = await sweeper.oldestOpen();
@@ -17,9 +21,12 @@ export const sweeperHandler =
       const report = await sweeper.sweep();
       const scheduled = await sweeper.scheduled();
       sample('scheduledDeletions', scheduled);
+      // The day's retention runs, once a day per stream, after the deletions are looked after.
+      const retained = retention ? await retention.run() : undefined;
       telemetry.logger.info('swept', {
         ...report,
         scheduled,
+        ...(retained ? { retention: retained } : {}),
         ...(oldest
           ? {
               oldest: {
@@ -35,6 +42,10 @@ export const sweeperHandler =
 
 export function createSweeperHandler(env?: Env, clients?: Clients) {
   const { telemetry, config, clients: sdk } = boot('sweeper', env, clients);
-  const { sweeper } = createPipeline({ config, clients: sdk, events: loggedDeletionEvents });
-  return sweeperHandler(sweeper, telemetry);
+  const { sweeper, retention } = createPipeline({
+    config,
+    clients: sdk,
+    events: loggedDeletionEvents,
+  });
+  return sweeperHandler(sweeper, telemetry, retention);
 }

@@ -1,5 +1,5 @@
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import type { DynamoDBRecord } from 'aws-lambda';
+import type { DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 
 /**
  * The local stack's console: one concise line per deletion state change, from the table's
@@ -33,4 +33,28 @@ function detail(deletion: Record<string, unknown>): string {
     default:
       return '';
   }
+}
+
+/** The API's port is taken: by another `npm start`, or anything else. */
+export class PortInUseError extends Error {
+  override readonly name = 'PortInUseError';
+  constructor(readonly port: number) {
+    super(
+      `port ${port} is already in use (another npm start?): stop what holds it, or pick another port, e.g. PORT=${port + 1} npm start`,
+    );
+  }
+}
+
+/** Prints a line for each deletion whose state a stream record changes, then invokes. */
+export function withStateChangeLines(
+  handler: (event: unknown) => Promise<unknown>,
+  print: (line: string) => void,
+): (event: unknown) => Promise<unknown> {
+  return async (event) => {
+    for (const record of (event as DynamoDBStreamEvent).Records ?? []) {
+      const line = stateChangeLine(record);
+      if (line) print(line);
+    }
+    return handler(event);
+  };
 }

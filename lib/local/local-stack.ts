@@ -10,7 +10,10 @@ import { createPublisherHandler } from '../lambda/publisher.ts';
 import { createSweeperHandler } from '../lambda/sweeper.ts';
 import { createWorkerHandler } from '../lambda/worker.ts';
 import { type Clients, createClients, ENV } from '../support/index.ts';
-import { stateChangeLine } from './console.ts';
+import { PortInUseError, withStateChangeLines } from './console.ts';
+
+export { PortInUseError } from './console.ts';
+
 import { type Emulator, startMoto } from './emulator.ts';
 import { createHttpServer } from './http-server.ts';
 import { type LocalFunction, type LocalResources, provision } from './provision.ts';
@@ -40,16 +43,6 @@ export interface LocalStackOptions {
   readonly log?: (message: string) => void;
   /** One line per request answered and per deletion state change, as a dev server prints. */
   readonly console?: (line: string) => void;
-}
-
-/** The API's port is taken: by another `npm start`, or anything else. */
-export class PortInUseError extends Error {
-  override readonly name = 'PortInUseError';
-  constructor(readonly port: number) {
-    super(
-      `port ${port} is already in use (another npm start?): stop what holds it, or pick another port, e.g. PORT=${port + 1} npm start`,
-    );
-  }
 }
 
 type Handler = (event: unknown) => Promise<unknown>;
@@ -296,15 +289,4 @@ async function loadHandler(
     Object.entries({ ...LOCAL_DEFAULTS, ...settings }).filter(([, value]) => value !== undefined),
   );
   return factory({ ...process.env, ...fn.environment, ...overrides }, clients);
-}
-
-/** Prints a line for each deletion whose state a stream record changes, then invokes. */
-function withStateChangeLines(handler: Handler, print: (line: string) => void): Handler {
-  return async (event) => {
-    for (const record of (event as DynamoDBStreamEvent).Records ?? []) {
-      const line = stateChangeLine(record);
-      if (line) print(line);
-    }
-    return handler(event);
-  };
 }

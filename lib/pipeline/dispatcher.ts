@@ -3,9 +3,10 @@ import {
   chainIdOf,
   type DeletionRecord,
   type DeletionRef,
-  isInside,
+  isInScope,
   type PageMessage,
   pageMessage,
+  scopeOf,
 } from '../core/index.ts';
 import { childrenOf, isBucketVersioned } from '../s3/index.ts';
 import { failpoint } from '../support/index.ts';
@@ -85,7 +86,9 @@ export class Dispatcher {
 
   async #plan(deletion: DeletionRecord, versioned: boolean) {
     const listed = await childrenOf(this.#s3, deletion, versioned);
-    const children = listed.prefixes.filter((prefix) => isInside(prefix, deletion.prefix));
+    const children = listed.prefixes.filter((prefix) => isInScope(prefix, scopeOf(deletion)));
+    // A partition deletion takes its partitions and nothing else, never the keys beside them.
+    if (deletion.before) return children.map((prefix) => ({ chainId: chainIdOf(prefix), prefix }));
     // Keys directly under the location, beside child prefixes, are left to the next round:
     // the verify step finds them, and that round's listing has no children left to split by.
     const prefixes = children.length > 0 ? children : listed.direct ? [deletion.prefix] : [];

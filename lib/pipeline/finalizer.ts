@@ -6,10 +6,11 @@ import {
   type DeletionRef,
   type FailureReason,
   finalizeMessage,
-  isInside,
+  isInScope,
+  scopeOf,
   secondsBetween,
 } from '../core/index.ts';
-import { abortUpload, uploadsUnder, whatIsLeft } from '../s3/index.ts';
+import { abortUpload, uploadsUnder, whatIsLeftOf } from '../s3/index.ts';
 import { failpoint } from '../support/index.ts';
 import type {
   Chains,
@@ -124,7 +125,7 @@ export class Finalizer {
     await this.#abortUploads(deletion);
     // Through versions (a versioned bucket keeps data a listing of objects cannot see), then
     // uploads in progress (invisible to both, and able to complete into an emptied location).
-    const left = await whatIsLeft(this.#s3, deletion.bucket, deletion.prefix);
+    const left = await whatIsLeftOf(this.#s3, deletion.bucket, scopeOf(deletion));
     const verifiedAt = this.#clock.now().toISOString();
     const final = await this.#totals(deletion);
     if (left.empty) {
@@ -169,7 +170,7 @@ export class Finalizer {
    */
   async #abortUploads(deletion: DeletionRecord) {
     for await (const uploads of uploadsUnder(this.#s3, deletion.bucket, deletion.prefix)) {
-      const inside = uploads.filter((upload) => isInside(upload.key, deletion.prefix));
+      const inside = uploads.filter((upload) => isInScope(upload.key, scopeOf(deletion)));
       if (inside.length === 0) continue;
       await this.#uploads.record(deletion, inside);
       for (const upload of inside) await abortUpload(this.#s3, deletion.bucket, upload);

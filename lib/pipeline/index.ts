@@ -11,5 +11,6 @@ export {
   type PublishOutcome,
   StateChangePublisher,
 } from './publisher.ts';
+export { type RetentionReport, RetentionRunner } from './retention.ts';
 export { Sweeper, type SweepReport } from './sweeper.ts';
 export { createPipeline, type Pipeline, type PipelineOptions } from './wiring.ts';

@@ -1,7 +1,7 @@
 import {
   type ChainRecord,
   type Cursor,
-  isInside,
+  isInScope,
   type ListedObject,
   type PageMessage,
   type PageRecord,
@@ -78,12 +78,12 @@ export class PageWorker {
     const chain = await this.#chains.get(message, message.chainId);
     if (!chain || chain.generation !== message.generation) return { outcome: 'stale' };
     if (!(await this.#fence.isRunning(chain))) return { outcome: 'stale' };
-    assertInside(chain.prefix, chain.location);
+    assertInside(chain.prefix, chain);
     if (chain.lastPage >= message.page) return this.#resume(chain, message.page);
     if (chain.lastPage !== message.page - 1 || chain.ended) return { outcome: 'stale' };
 
     const listing = await this.#list(chain, chain.cursor);
-    for (const object of listing.objects) assertInside(object.key, chain.location);
+    for (const object of listing.objects) assertInside(object.key, chain);
     failpoint('worker.after-list');
     const page = pageOf(message.page, chain.cursor, listing.objects);
     const listed = await this.#chains.recordListing(chain, message.page, page, listing.next);
@@ -116,7 +116,7 @@ export class PageWorker {
     const listing = await this.#list(chain, page.after);
     // Only what is left of this page's own range: entries deleted before the crash are gone.
     const remaining = listing.objects.filter((object) => isInPage(object, page));
-    for (const object of remaining) assertInside(object.key, chain.location);
+    for (const object of remaining) assertInside(object.key, chain);
     return this.#deleteAndCount(chain, page, remaining);
   }
 
@@ -196,9 +196,18 @@ function isInPage(object: ListedObject, page: PageRecord) {
   );
 }
 
-/** Nothing outside the deletion's own location is ever deleted, whatever a record says. */
-function assertInside(key: string, location: string) {
-  if (key !== location && !isInside(key, location)) {
-    throw new Error(`refusing to touch ${key}: outside the deletion's location ${location}`);
+/**
+ * Nothing outside the deletion's own location is ever deleted, whatever a record says; for a
+ * partition deletion, nothing outside the partitions before its cutoff.
+ */
+function assertInside(key: string, chain: Pick<ChainRecord, 'location' | 'before'>) {
+  const { location, before } = chain;
+  // A chain's prefix may be the location itself (a stream deletion with no child prefixes).
+  if (key === location && before === undefined) return;
+  if (!isInScope(key, { location, ...(before ? { before } : {}) })) {
+    const partitions = before ? ` (its partitions before ${before})` : '';
+    throw new Error(
+      `refusing to touch ${key}: outside the deletion's location ${location}${partitions}`,
+    );
   }
 }

@@ -21,6 +21,7 @@ import { PageWorker } from './page-worker.ts';
 import { Planner } from './planner.ts';
 import { type DeletionEvents, unobserved } from './ports.ts';
 import { StateChangePublisher } from './publisher.ts';
+import { RetentionRunner } from './retention.ts';
 import { Sweeper } from './sweeper.ts';
 
 export interface PipelineOptions {
@@ -108,6 +109,7 @@ export function createPipeline({
   const publisher = new StateChangePublisher({
     bus: new EventBus({ client: clients.eventbridge, busName: config.eventBusName }),
   });
+  const retention = new RetentionRunner({ streams, deletions, clock });
   const plans = new PlanStore({ table });
   const planner = new Planner({
     plans,
@@ -138,6 +140,7 @@ export function createPipeline({
     writer,
     plans,
     planner,
+    retention,
   };
 }
 

@@ -3,6 +3,8 @@ import {
   ListObjectVersionsCommand,
   type S3Client,
 } from '@aws-sdk/client-s3';
+import { isInScope, type Scope } from '../core/index.ts';
+import { childrenOf } from './listing.ts';
 import { uploadsUnder } from './uploads.ts';
 
 /** What is left of a location. */
@@ -51,4 +53,23 @@ export async function whatIsLeft(
 export async function isBucketVersioned(client: S3Client, bucket: string): Promise<boolean> {
   const { Status } = await client.send(new GetBucketVersioningCommand({ Bucket: bucket }));
   return Status === 'Enabled' || Status === 'Suspended';
+}
+
+/**
+ * What is left of a deletion's scope: the whole location for a stream deletion; for a
+ * partition deletion, only its partitions (and the uploads in progress inside them).
+ */
+export async function whatIsLeftOf(
+  client: S3Client,
+  bucket: string,
+  scope: Scope,
+): Promise<Leftovers> {
+  if (scope.before === undefined) return whatIsLeft(client, bucket, scope.location);
+  // Versions and delete markers roll up as well as objects: one listing sees every partition.
+  const { prefixes } = await childrenOf(client, { bucket, prefix: scope.location }, true);
+  for (const prefix of prefixes.filter((child) => isInScope(child, scope))) {
+    const left = await whatIsLeft(client, bucket, prefix);
+    if (!left.empty) return left;
+  }
+  return { empty: true };
 }

@@ -101,14 +101,14 @@ export async function* paginateVersionPages(
         key: decode(version.Key),
         size: version.Size ?? 0,
         versionId: version.VersionId ?? 'null',
-        latest: version.IsLatest ?? false,
+        ...(version.IsLatest ? { latest: true as const } : {}),
       })),
       ...(response.DeleteMarkers ?? []).map((deleteMarker) => ({
         key: decode(deleteMarker.Key),
         size: 0,
         versionId: deleteMarker.VersionId ?? 'null',
         marker: true,
-        latest: deleteMarker.IsLatest ?? false,
+        ...(deleteMarker.IsLatest ? { latest: true as const } : {}),
       })),
     ];
     // S3 answers versions and delete markers apart: one list, by key (stable within a key).

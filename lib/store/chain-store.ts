@@ -63,6 +63,7 @@ export class ChainStore {
         chainId,
         prefix,
         versioned,
+        ...(deletion.before ? { before: deletion.before } : {}),
         lastPage: -1,
         ended: false,
         open: {},

@@ -10,9 +10,11 @@ import {
   duplicate,
   type FailureReason,
   fenced,
+  hasEnded,
   newDeletion,
   type Outcome,
   ok,
+  PartitionDeletionInProgressError,
   StreamNotFoundError,
   systemClock,
 } from '../core/index.ts';
@@ -20,13 +22,14 @@ import { failpoint, RETRY, retry } from '../support/index.ts';
 import { deletionMay } from './conditions.ts';
 import { deletionChanges as changes } from './deletion-changes.ts';
 import { keys } from './layout.ts';
-import type { StreamStore } from './stream-store.ts';
+import { requestPartitions } from './partition-requests.ts';
+import type { StreamParts } from './stream-parts.ts';
 import type { Change, Table, TransactItem } from './table.ts';
 
 export interface DeletionStoreOptions {
   readonly table: Table;
   /** The stream item's owner, for its part in the tombstone and completion transactions. */
-  readonly streams: Pick<StreamStore, 'find' | 'tombstone' | 'free' | 'restore' | 'rescheduled'>;
+  readonly streams: StreamParts;
   /** Days a finished receipt stays readable before DynamoDB's TTL removes it. @default 365 */
   readonly receiptRetentionDays?: number;
   readonly clock?: Clock;
@@ -88,6 +91,23 @@ export class DeletionStore {
       failpoint('api.after-tombstone');
       return { done: true, value: { created: true, deletion } };
     });
+  }
+
+  /**
+   * A deletion of the stream's `dt=` partitions strictly before `before`, while the stream stays
+   * ACTIVE and writable (see partition-requests.ts).
+   */
+  requestPartitions(tenant: string, stream: string, before: string): Promise<DeletionRequest> {
+    return requestPartitions(
+      {
+        table: this.#table,
+        streams: this.#streams,
+        get: (id) => this.get(tenant, id),
+        newId: this.#newId,
+        clock: this.#clock,
+      },
+      { tenant, stream, before },
+    );
   }
 
   async get(tenant: string, deletionId: string): Promise<DeletionRecord | undefined> {
@@ -163,6 +183,15 @@ export class DeletionStore {
    */
   async complete(deletion: DeletionRecord): Promise<Outcome> {
     const now = this.#clock.now();
+    if (deletion.before) {
+      // A partition deletion leaves its stream ACTIVE: it only lets the next one in.
+      const done = await this.#write(
+        deletion,
+        changes.complete(deletion, now, this.#retentionDays),
+      );
+      if (done.status === 'ok') await this.#streams.releasePartitions(deletion);
+      return done;
+    }
     const result = await this.#table.transact([
       this.#table.updateItem(
         this.#key(deletion),

@@ -9,6 +9,8 @@ export const SWEEP_INDEX = 'sweep';
 /** Partitions of the sweep index: open deletions by last progress, scheduled ones by start. */
 export const OPEN_DELETIONS = 'OPEN';
 export const SCHEDULED_DELETIONS = 'SCHEDULED';
+/** The sweep index's partition of streams with a retention policy. */
+export const RETENTION_POLICIES = 'RETENTION';
 
 /** Name of the index of a tenant's deletions, newest first (`listPk`, `listSk`). */
 export const LIST_INDEX = 'byTenant';

@@ -11,7 +11,8 @@ import {
 } from '../core/index.ts';
 import { RETRY, retry } from '../support/index.ts';
 import { all, atGeneration, type Condition, equals, isAbsent, streamMay } from './conditions.ts';
-import { keys } from './layout.ts';
+import { keys, RETENTION_POLICIES, SWEEP_INDEX } from './layout.ts';
+import { decodeToken, encodeToken } from './stream-tokens.ts';
 import type { Table, TransactItem } from './table.ts';
 
 export interface StreamStoreOptions {
@@ -191,6 +192,86 @@ export class StreamStore {
     });
   }
 
+  /**
+   * The stream's part of requesting a partition deletion: it stays ACTIVE (writable) at its
+   * generation and holds the deletion's id, one at a time; a holder that ended is replaced.
+   */
+  claimPartitions(current: StreamRecord, deletion: DeletionRecord): TransactItem {
+    const free: Condition = current.partitionDeletionId
+      ? equals('partitionDeletionId', current.partitionDeletionId)
+      : { expression: 'attribute_not_exists(partitionDeletionId)' };
+    return this.#table.updateItem(keys.stream(current.tenant, current.stream), {
+      update: 'SET partitionDeletionId = :id, updatedAt = :now',
+      values: { ':id': deletion.deletionId, ':now': deletion.requestedAt },
+      condition: all(streamMay('plan'), atGeneration(current.generation), free),
+    });
+  }
+
+  /** Lets the next partition deletion in, once this one ended (a no-op if another holds it). */
+  async releasePartitions(deletion: DeletionRecord): Promise<void> {
+    await this.#table.update(keys.stream(deletion.tenant, deletion.stream), {
+      update: 'REMOVE partitionDeletionId',
+      condition: equals('partitionDeletionId', deletion.deletionId),
+    });
+  }
+
+  /**
+   * Sets (or with `days` undefined removes) the stream's retention policy; a stream with one
+   * sits in the sweep index's RETENTION partition, where the daily run finds it.
+   */
+  async setRetention(
+    tenant: string,
+    stream: string,
+    days: number | undefined,
+  ): Promise<StreamRecord> {
+    const now = this.#clock.now().toISOString();
+    const change =
+      days === undefined
+        ? {
+            update: 'SET updatedAt = :now REMOVE retentionDays, retentionRunOn, sweepPk, sweepSk',
+            values: { ':now': now },
+          }
+        : {
+            update:
+              'SET retentionDays = :days, sweepPk = :retention, sweepSk = :name, updatedAt = :now',
+            values: {
+              ':days': days,
+              ':retention': RETENTION_POLICIES,
+              ':name': `${tenant}#${stream}`,
+              ':now': now,
+            },
+          };
+    const written = await this.#table.update<StreamRecord>(keys.stream(tenant, stream), {
+      ...change,
+      condition: streamMay('plan'),
+    });
+    if (written.ok) return written.item;
+    if (!written.old || written.old.state === 'DELETED')
+      throw new StreamNotFoundError(tenant, stream);
+    throw this.#deleting(written.old);
+  }
+
+  /** Streams with a retention policy (the sweep index's RETENTION partition). */
+  withRetention(): AsyncGenerator<StreamRecord> {
+    return this.#table.query<StreamRecord>({
+      IndexName: SWEEP_INDEX,
+      KeyConditionExpression: 'sweepPk = :retention',
+      ExpressionAttributeValues: { ':retention': RETENTION_POLICIES },
+    });
+  }
+
+  /** Claims today's retention run of an ACTIVE stream: at most one a day, however many sweeps. */
+  async claimRetentionRun(stream: StreamRecord, today: string): Promise<boolean> {
+    const written = await this.#table.update(keys.stream(stream.tenant, stream.stream), {
+      update: 'SET retentionRunOn = :today',
+      values: { ':today': today },
+      condition: all(streamMay('plan'), atGeneration(stream.generation), {
+        expression: 'attribute_not_exists(retentionRunOn) OR retentionRunOn < :today',
+      }),
+    });
+    return written.ok;
+  }
+
   /** The stream is held by this deletion, at its generation. */
   #deletingBy(deletion: { deletionId: string; generation: number }): Condition {
     return all(equals('deletionId', deletion.deletionId), atGeneration(deletion.generation));
@@ -208,23 +289,3 @@ export class StreamStore {
 
 /** A lost race on create is decided afresh at once: the condition saw the newer item. */
 const noWait = async () => {};
-
-const encodeToken = (key: Record<string, unknown>) =>
-  Buffer.from(JSON.stringify(key)).toString('base64url');
-
-function decodeToken(tenant: string, token: string): Record<string, string> {
-  const invalid = () => new BadRequestError('InvalidNextToken', 'nextToken is not valid');
-  let key: unknown;
-  try {
-    key = JSON.parse(Buffer.from(token, 'base64url').toString('utf8'));
-  } catch {
-    throw invalid();
-  }
-  const { pk, sk } = (key ?? {}) as Record<string, unknown>;
-  const expected = keys.streamsOf(tenant);
-  if (typeof pk !== 'string' || typeof sk !== 'string' || pk !== expected.pk) throw invalid();
-  if (!sk.startsWith(expected.skPrefix) || Object.keys(key as object).length !== 2) {
-    throw invalid();
-  }
-  return { pk, sk };
-}

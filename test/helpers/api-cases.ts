@@ -13,6 +13,7 @@ import {
   NO_COUNTS,
   newPlan,
   type Outcome,
+  PartitionDeletionInProgressError,
   type PlanRecord,
   StreamDeletingError,
   StreamNotFoundError,
@@ -53,6 +54,10 @@ interface Answers {
   deletions: DeletionPage;
   /** A public key that once signed certificates (`null`: no such key). */
   key: CertificateKey | null;
+  /** A partition deletion's request. */
+  requestPartitions: DeletionRequest;
+  /** The stream a retention policy was written to. */
+  setRetention: StreamRecord;
   /** Whether the plan's transaction found the stream still ACTIVE. */
   planRequest: Outcome<PlanRecord>;
   /** The plan record a plan is read from (`null`: there is none). */
@@ -91,6 +96,7 @@ function handlerWith(fault: Fault = {}) {
       // The api releases every admitted ingest once its write ends (ingests in flight are counted).
       releaseIngest: async () => {},
       refusal: (stream) => new StreamDeletingError(stream, 30, NOW),
+      setRetention: async () => answer(fault.setRetention, aStream({ retentionDays: 30 })),
     },
     deletions: {
       request: async () =>
@@ -103,6 +109,11 @@ function handlerWith(fault: Fault = {}) {
           aDeletion({ state: 'CANCELLED', cancelledAt: '2026-03-01T11:10:00.000Z' }),
         ),
       expedite: async () => answer(fault.expedite, aDeletion({ state: 'PENDING' })),
+      requestPartitions: async () =>
+        answer(fault.requestPartitions, {
+          created: true,
+          deletion: aDeletion({ state: 'PENDING', before: '2026-02-01' }),
+        }),
     },
     index: { list: async () => answer(fault.deletions, { deletions: [aDeletion()] }) },
     receipts,
@@ -165,6 +176,8 @@ export const everythingFails: Fault = {
   key: boom,
   plan: boom,
   planRequest: boom,
+  requestPartitions: boom,
+  setRetention: boom,
 };
 
 const scheduled = aDeletion({
@@ -324,6 +337,74 @@ export const CASES: Record<Operation, Case[]> = {
       },
     },
     { label: 'a bad id', params: { deletionId: 'NOT-A-UUID' } },
+  ],
+  deletePartitions: [
+    { label: 'accepted', query: { before: '2026-02-01' } },
+    { label: 'no cutoff' },
+    { label: 'a cutoff that is not a day', query: { before: '2026-02-30' } },
+    { label: 'a cutoff after today', query: { before: '2999-01-01' } },
+    {
+      label: 'missing',
+      query: { before: '2026-02-01' },
+      fault: { requestPartitions: new StreamNotFoundError('acme', 'logs') },
+    },
+    {
+      label: 'being deleted',
+      query: { before: '2026-02-01' },
+      fault: {
+        requestPartitions: new StreamDeletingError(
+          { tenant: 'acme', stream: 'logs', deletionId: DELETION_ID },
+          30,
+          NOW,
+        ),
+      },
+    },
+    {
+      label: 'another cutoff under way',
+      query: { before: '2026-02-01' },
+      fault: {
+        requestPartitions: new PartitionDeletionInProgressError(
+          'acme/logs',
+          DELETION_ID,
+          '2026-01-15',
+        ),
+      },
+    },
+  ],
+  putRetention: [
+    { label: 'set', body: '{"days":30}' },
+    { label: 'zero days', body: '{"days":0}' },
+    { label: 'not JSON', body: 'thirty' },
+    {
+      label: 'missing',
+      body: '{"days":30}',
+      fault: { setRetention: new StreamNotFoundError('acme', 'logs') },
+    },
+    {
+      label: 'being deleted',
+      body: '{"days":30}',
+      fault: {
+        setRetention: new StreamDeletingError(
+          { tenant: 'acme', stream: 'logs', deletionId: DELETION_ID },
+          30,
+          NOW,
+        ),
+      },
+    },
+  ],
+  deleteRetention: [
+    { label: 'removed', fault: { setRetention: aStream() } },
+    { label: 'missing', fault: { setRetention: new StreamNotFoundError('acme', 'logs') } },
+    {
+      label: 'being deleted',
+      fault: {
+        setRetention: new StreamDeletingError(
+          { tenant: 'acme', stream: 'logs', deletionId: DELETION_ID },
+          30,
+          NOW,
+        ),
+      },
+    },
   ],
   createPlan: [
     { label: 'accepted' },

@@ -29,8 +29,15 @@ function apiWith(deletion = aDeletion()) {
       refusal: () => {
         throw new Error('not reached by the certificate routes');
       },
+      setRetention: unused,
     },
-    deletions: { request: unused, retry: unused, cancel: unused, expedite: unused },
+    deletions: {
+      request: unused,
+      retry: unused,
+      cancel: unused,
+      expedite: unused,
+      requestPartitions: unused,
+    },
     index: { list: unused },
     receipts,
     writer: { write: unused },

@@ -31,6 +31,7 @@ function api() {
     list: vi.fn<StreamStore['list']>(async () => ({ streams: [aStream()] })),
     admitIngest: vi.fn<StreamStore['admitIngest']>(async () => aStream()),
     releaseIngest: vi.fn<StreamStore['releaseIngest']>(async () => {}),
+    setRetention: vi.fn<StreamStore['setRetention']>(async () => aStream({ retentionDays: 30 })),
     refusal: vi.fn<StreamStore['refusal']>(
       (stream) => new StreamDeletingError(stream, 30, new Date(NOW)),
     ),
@@ -45,6 +46,10 @@ function api() {
     ),
     cancel: vi.fn<DeletionStore['cancel']>(async () => aDeletion({ state: 'CANCELLED' })),
     expedite: vi.fn<DeletionStore['expedite']>(async () => aDeletion({ state: 'PENDING' })),
+    requestPartitions: vi.fn<DeletionStore['requestPartitions']>(async () => ({
+      created: true,
+      deletion: aDeletion({ state: 'PENDING', before: '2026-02-01' }),
+    })),
   } satisfies HttpApiOptions['deletions'];
   const index = {
     list: vi.fn<DeletionIndex['list']>(async () => ({ deletions: [aDeletion()] })),

@@ -160,6 +160,7 @@ describe('createDispatcherHandler', () => {
   const env = {
     [ENV.tableName]: TABLE,
     [ENV.queueUrl]: 'https://sqs.us-east-1.amazonaws.com/123456789012/lethe-work',
+    [ENV.planQueueUrl]: 'https://sqs.us-east-1.amazonaws.com/123456789012/lethe-plans-pages',
     POWERTOOLS_METRICS_DISABLED: 'true',
   };
 

@@ -1,0 +1,153 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { clockOf, type DeletionReceipt, dayOf } from '../../lib/core/index.ts';
+import { RetentionRunner } from '../../lib/pipeline/index.ts';
+import { waitForEnd } from '../helpers/cells.ts';
+import { type ApiClient, apiClient, parseLocation } from '../helpers/http.ts';
+import { listAll, seedObjects } from '../helpers/s3.ts';
+import { storesOf } from '../helpers/stores.ts';
+import { startTarget, type TestTarget } from '../helpers/target.ts';
+
+const DAYS = ['2026-01-01', '2026-01-02', '2026-01-03', '2026-01-04'];
+
+/**
+ * Partition deletion and retention, end to end: old `dt=` partitions go while the stream stays
+ * ACTIVE and writable; nothing on or after the cutoff, and nothing outside `dt=`, is touched.
+ */
+describe.skipIf(process.env.LETHE_TEST_API_URL)('partitions and retention', () => {
+  let target: TestTarget;
+  let api: ApiClient;
+  const tenant = () => `r${randomUUID().slice(0, 8)}`;
+
+  beforeAll(async () => {
+    // No sweeps of its own: the retention test drives the day's runs on a fake clock.
+    target = await startTarget({ settings: { LETHE_PAGE_SIZE: '5' }, sweepIntervalSeconds: 3600 });
+    api = apiClient(target.baseUrl);
+  });
+  afterAll(async () => {
+    await target?.stop();
+  });
+
+  /** A stream with 6 objects in each of four day partitions, and keys outside `dt=`. */
+  async function seeded(name: string) {
+    const created = await api.create(name, 'logs');
+    const { bucket, prefix } = parseLocation(String(created.body.location));
+    const objects = DAYS.flatMap((day) =>
+      Array.from({ length: 6 }, (_, n) => ({
+        key: `${prefix}dt=${day}/part-${n}.json`,
+        body: day,
+      })),
+    );
+    await seedObjects(target.s3, bucket, [
+      ...objects,
+      { key: `${prefix}manifest.json`, body: '{}' },
+      { key: `${prefix}schema/v1.json`, body: '{}' },
+      { key: `${prefix}dt=bogus/x.json`, body: '{}' },
+    ]);
+    return { bucket, prefix };
+  }
+
+  it('deletes the partitions strictly before the cutoff, and nothing else, while ingest goes on', async () => {
+    // Arrange
+    const name = tenant();
+    const { bucket, prefix } = await seeded(name);
+
+    // Act: the deletion, with ingests racing it
+    const reply = await api.call<DeletionReceipt>(
+      'DELETE',
+      `/v1/tenants/${name}/streams/logs/partitions?before=2026-01-03`,
+    );
+    const ingests = await Promise.all(
+      Array.from({ length: 5 }, (_, n) => api.ingest(name, 'logs', [{ n }])),
+    );
+    const receipt = await waitForEnd(api, name, reply.body.deletionId);
+
+    // Assess
+    expect(reply.status).toBe(202);
+    expect(reply.body).toMatchObject({ partitionsBefore: '2026-01-03', state: 'PENDING' });
+    expect(ingests.map((ingest) => ingest.status)).toEqual([201, 201, 201, 201, 201]);
+    expect(receipt).toMatchObject({ state: 'COMPLETED', objectsDeleted: 12 });
+    const left = [...(await listAll(target.s3, bucket, prefix)).keys()].map((key) =>
+      key.slice(prefix.length),
+    );
+    expect(left.filter((key) => /^dt=2026-01-0[12]\//.test(key))).toEqual([]);
+    expect(left.filter((key) => /^dt=2026-01-0[34]\//.test(key))).toHaveLength(12);
+    expect(left).toEqual(
+      expect.arrayContaining(['manifest.json', 'schema/v1.json', 'dt=bogus/x.json']),
+    );
+    const today = `dt=${dayOf(new Date())}/`;
+    expect(left.filter((key) => key.startsWith(today))).toHaveLength(5);
+    const stream = await api.get(name, 'logs');
+    expect(stream.body).toMatchObject({ state: 'ACTIVE', generation: 1 });
+    expect(stream.body.partitionDeletionId).toBeUndefined();
+  });
+
+  it('refuses a cutoff after today, and one that is not a day', async () => {
+    const name = tenant();
+    await api.create(name, 'logs');
+
+    const late = await api.call(
+      'DELETE',
+      `/v1/tenants/${name}/streams/logs/partitions?before=2999-01-01`,
+    );
+    const bogus = await api.call(
+      'DELETE',
+      `/v1/tenants/${name}/streams/logs/partitions?before=yesterday`,
+    );
+
+    for (const reply of [late, bogus]) {
+      expect(reply).toMatchObject({ status: 400, body: { error: { code: 'InvalidCutoff' } } });
+    }
+  });
+
+  it('runs retention once a day per stream, however many sweeps overlap, over several days', async () => {
+    // Arrange: a policy of 1 day, and a fake clock that starts on 2026-01-03
+    const name = tenant();
+    const { bucket, prefix } = await seeded(name);
+    const set = await api.call('PUT', `/v1/tenants/${name}/streams/logs/retention`, { days: 1 });
+    expect(set).toMatchObject({ status: 200, body: { retentionDays: 1 } });
+    let now = new Date('2026-01-03T06:00:00.000Z');
+    const local = target.local;
+    if (!local) throw new Error('needs the in-process local stack');
+    const { streams, deletions } = storesOf(
+      local,
+      clockOf(() => now),
+    );
+    const runner = () => new RetentionRunner({ streams, deletions, clock: clockOf(() => now) });
+    const mine = async () =>
+      ((await api.deletions(name)).body.deletions as DeletionReceipt[]).filter(
+        (deletion) => deletion.partitionsBefore !== undefined,
+      );
+
+    // Act + Assess, day by day: three overlapping runs, one deletion
+    const day = async (iso: string, before: string) => {
+      now = new Date(iso);
+      const reports = await Promise.all([runner().run(), runner().run(), runner().run()]);
+      expect(reports.reduce((sum, report) => sum + report.claimed, 0)).toBe(1);
+      const requested = (await mine()).filter((deletion) => deletion.partitionsBefore === before);
+      expect(requested).toHaveLength(1);
+      await waitForEnd(api, name, requested[0]?.deletionId ?? '');
+      // A sweep later the same day claims nothing.
+      expect((await runner().run()).claimed).toBe(0);
+    };
+    await day('2026-01-03T06:00:00.000Z', '2026-01-02');
+    await day('2026-01-04T00:00:01.000Z', '2026-01-03');
+    await day('2026-01-05T23:59:59.000Z', '2026-01-04');
+
+    // Three days, three deletions; every partition before the last cutoff is gone.
+    expect(await mine()).toHaveLength(3);
+    const left = [...(await listAll(target.s3, bucket, prefix)).keys()];
+    expect(left.filter((key) => key.includes('dt=2026-01-0'))).toEqual(
+      expect.arrayContaining([expect.stringContaining('dt=2026-01-04/')]),
+    );
+    expect(left.filter((key) => /dt=2026-01-0[123]\//.test(key))).toEqual([]);
+
+    // The policy can be removed: no more runs.
+    const removed = await api.call('DELETE', `/v1/tenants/${name}/streams/logs/retention`);
+    expect(removed.status).toBe(200);
+    expect(removed.body.retentionDays).toBeUndefined();
+    now = new Date('2026-01-06T06:00:00.000Z');
+    const after = await runner().run();
+    expect(after.claimed).toBe(0);
+  });
+});

@@ -1,14 +1,12 @@
 import type { DeletionState } from '../core/index.ts';
 import { COMMANDS, GROUPS, type Group, groupLines, TOP_LEVEL, verbsOf } from './help.ts';
-import { checkScopes, parse, type Values } from './options.ts';
+import { checkScopes, parse, withOptions } from './options.ts';
 import { didYouMean, nearest } from './suggest.ts';
 import {
   deletionId,
-  deletionState,
-  graceSeconds,
-  integer,
   name,
   planId,
+  retentionDays,
   seconds,
   streamRef,
   UsageError,
@@ -17,7 +15,8 @@ import {
 export { LONG_OPTIONS } from './options.ts';
 export { UsageError } from './values.ts';
 
-interface Page {
+/** Which page of a list to read. */
+export interface Page {
   limit?: number;
   nextToken?: string;
 }
@@ -46,7 +45,13 @@ export type Command =
   /** Without `keyId`, the key that signs now. */
   | { kind: 'certificate-key'; keyId?: string; out?: string }
   /** With `key` (a PEM file), offline; without it, the key for the file's keyId is fetched. */
-  | { kind: 'verify'; file: string; key?: string };
+  | { kind: 'verify'; file: string; key?: string }
+  /** `lethe seed`: `objects` small batches ingested, `concurrency` at a time. */
+  | { kind: 'seed'; tenant: string; stream: string; objects: number; concurrency: number }
+  /** The `dt=` partitions of days strictly before `before` (YYYY-MM-DD). */
+  | { kind: 'partitions.delete'; tenant: string; stream: string; before: string; wait: boolean }
+  /** Keep `days` days of partitions, or (`off`) remove the policy. */
+  | { kind: 'streams.retention'; tenant: string; stream: string; days: number | 'off' };
 
 /** The options that go with every command. */
 export interface GlobalOptions {
@@ -78,53 +83,6 @@ export function parseInvocation(argv: readonly string[]): Invocation {
   const command = commandOf(positionals);
   if (command.kind !== 'help') checkScopes(values, command.kind);
   return { command: withOptions(command, values), options };
-}
-
-/** The command with the options that go with it. */
-function withOptions(command: Command, values: Values): Command {
-  const page = (): Page => ({
-    ...(values.limit !== undefined ? { limit: integer('--limit', values.limit, 1, 100) } : {}),
-    ...(values['next-token'] !== undefined ? { nextToken: values['next-token'] } : {}),
-  });
-  switch (command.kind) {
-    case 'streams.delete':
-      if (values['dry-run'])
-        return { kind: 'plans.create', tenant: command.tenant, stream: command.stream };
-      return {
-        ...command,
-        wait: values.wait,
-        ...(values.grace !== undefined ? { graceSeconds: graceSeconds(values.grace) } : {}),
-      };
-    case 'deletions.certificate':
-      return {
-        ...command,
-        ...(values.out !== undefined ? { out: file('--out', values.out) } : {}),
-      };
-    case 'certificate-key':
-      return {
-        ...command,
-        ...(values['key-id'] !== undefined ? { keyId: keyIdOf(values['key-id']) } : {}),
-        ...(values.out !== undefined ? { out: file('--out', values.out) } : {}),
-      };
-    case 'verify':
-      return {
-        ...command,
-        ...(values.key !== undefined ? { key: file('--key', values.key) } : {}),
-      };
-    case 'deletions.retry':
-    case 'deletions.expedite':
-      return { ...command, wait: values.wait };
-    case 'streams.list':
-      return { ...command, ...page() };
-    case 'deletions.list':
-      return {
-        ...command,
-        ...(values.state !== undefined ? { state: deletionState(values.state) } : {}),
-        ...page(),
-      };
-    default:
-      return command;
-  }
 }
 
 const isGroup = (word: string | undefined): word is Group =>
@@ -176,6 +134,13 @@ function topCommand(word: string, rest: string[]): Command {
       return { kind: 'certificate-key' };
     case 'verify':
       return { kind: 'verify', file: exactly(1, rest, 'verify')[0] ?? '' };
+    case 'seed':
+      return {
+        kind: 'seed',
+        ...streamRef(exactly(1, rest, 'seed')[0] ?? ''),
+        objects: 0,
+        concurrency: 0,
+      };
     default:
       throw new UsageError(`unknown command ${word}${suggestCommand(word)}`);
   }
@@ -190,19 +155,7 @@ function suggestCommand(word: string): string {
   return didYouMean(word, TOP_LEVEL);
 }
 
-/** A file an option names: not empty. */
-function file(option: string, value: string): string {
-  if (value !== '') return value;
-  throw new UsageError(`${option} needs a file name`);
-}
-
-/** `--key-id`: a key's id as a certificate names it (a KMS key ARN), not empty. */
-function keyIdOf(value: string): string {
-  if (value.trim() !== '') return value;
-  throw new UsageError('--key-id needs the keyId of a certificate (a KMS key ARN)');
-}
-
-/** `lethe streams VERB ...`, `lethe deletions VERB ...` and `lethe plans VERB ...` */
+/** `lethe GROUP VERB ...`, for the groups streams, deletions, plans and partitions. */
 function groupCommand(group: Group, rest: string[]): Command {
   const [verb, ...words] = rest;
   if (verb === undefined) {
@@ -240,6 +193,10 @@ function groupCommand(group: Group, rest: string[]): Command {
       return { kind: 'deletions.expedite', ...tenantAndId(), wait: false };
     case 'deletions certificate':
       return { kind: 'deletions.certificate', ...tenantAndId() };
+    case 'streams retention':
+      return { kind: 'streams.retention', ...retentionOf(words) };
+    case 'partitions delete':
+      return { kind: 'partitions.delete', ...ref(), before: '', wait: false };
     case 'plans get': {
       const { tenant, id } = tenantAnd();
       return { kind: 'plans.get', tenant, planId: planId(id) };
@@ -252,4 +209,15 @@ function groupCommand(group: Group, rest: string[]): Command {
       );
     }
   }
+}
+
+/** `TENANT/STREAM DAYS`, or `TENANT/STREAM` alone (then `--off` must say so: see options.ts). */
+function retentionOf(words: string[]) {
+  const [ref, days, ...more] = words;
+  if (ref === undefined || more.length > 0) {
+    throw new UsageError(
+      'usage: lethe streams retention TENANT/STREAM DAYS, or TENANT/STREAM --off to remove it',
+    );
+  }
+  return { ...streamRef(ref), days: days === undefined ? ('off' as const) : retentionDays(days) };
 }

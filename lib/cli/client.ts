@@ -114,6 +114,22 @@ export class LetheClient {
       `${streamPath(tenant, stream)}/events`,
       events,
     );
+  /** A deletion of the `dt=` partitions of days strictly before `before` (YYYY-MM-DD). */
+  deletePartitions = (tenant: string, stream: string, before: string) =>
+    this.request<DeletionReceipt>(
+      'DELETE',
+      `${streamPath(tenant, stream)}/partitions${search({ before })}`,
+    );
+  /** Keep `days` days of partitions: the stream, with its `retentionDays`. */
+  setRetention = (tenant: string, stream: string, days: number) =>
+    this.request<StreamView>(
+      'PUT',
+      `${streamPath(tenant, stream)}/retention`,
+      new TextEncoder().encode(JSON.stringify({ days })),
+    );
+  /** Removes the retention policy: the stream, without `retentionDays`. */
+  removeRetention = (tenant: string, stream: string) =>
+    this.request<StreamView>('DELETE', `${streamPath(tenant, stream)}/retention`);
   /** `signal` gives up on the read (Ctrl-C while waiting). */
   getDeletion = (tenant: string, deletionId: string, signal?: AbortSignal) =>
     this.request<DeletionReceipt>('GET', deletionPath(tenant, deletionId), undefined, signal);

@@ -3,9 +3,10 @@ import { saveCertificate, saveCertificateKey, type WriteOutput } from './certifi
 import { ApiError, type ApiResponse } from './client.ts';
 import { EXIT, type ExitCode } from './exit-codes.ts';
 import { type FollowContext, follow, settle } from './follow.ts';
-import { deletionTable, describeStream, streamTable } from './format.ts';
+import { deletionTable, describeStream, plural, streamTable } from './format.ts';
 import { ingestHints } from './hints.ts';
 import { dryRun, settlePlan } from './plans.ts';
+import { seed } from './seed.ts';
 
 export type { Interrupts } from './follow.ts';
 
@@ -19,8 +20,6 @@ export interface CommandContext extends FollowContext {
 
 /** The commands that `execute` runs: help needs no API, verify perhaps none (see main.ts). */
 type Handled = Exclude<Command, { kind: 'help' | 'verify' }>;
-
-const plural = (count: number, noun: string) => `${count} ${noun}${count === 1 ? '' : 's'}`;
 
 /** Runs one command against the API and prints its result; API errors are thrown. */
 export async function execute(command: Handled, context: CommandContext): Promise<ExitCode> {
@@ -87,7 +86,37 @@ export async function execute(command: Handled, context: CommandContext): Promis
       return saveCertificate(command, context);
     case 'certificate-key':
       return saveCertificateKey(command, context);
+    case 'seed':
+      return seed(command, context);
+    case 'partitions.delete': {
+      const { tenant, stream, before } = command;
+      return follow(await client.deletePartitions(tenant, stream, before), command.wait, context);
+    }
+    case 'streams.retention':
+      return retention(command, context);
   }
+}
+
+/** Sets the retention policy (DAYS) or removes it (`--off`), and says what it now is. */
+async function retention(
+  command: Extract<Command, { kind: 'streams.retention' }>,
+  context: CommandContext,
+): Promise<ExitCode> {
+  const { tenant, stream, days } = command;
+  const response =
+    days === 'off'
+      ? await context.client.removeRetention(tenant, stream)
+      : await context.client.setRetention(tenant, stream, days);
+  const view = response.body;
+  const ref = `${view.tenant}/${view.stream}`;
+  context.stdout.write(
+    context.json
+      ? `${JSON.stringify(view)}\n`
+      : view.retentionDays
+        ? `${ref} keeps ${plural(view.retentionDays, 'day')} of partitions; older ones are deleted every day\n`
+        : `${ref} has no retention policy: its partitions are kept until deleted\n`,
+  );
+  return EXIT.ok;
 }
 
 /** Sends the file as it is; a refusal comes back with hints drawn from the file. */

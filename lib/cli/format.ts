@@ -5,6 +5,16 @@ import { formatBytes, formatCount, formatDuration } from './progress.ts';
 
 const name = (view: { tenant: string; stream: string }) => `${view.tenant}/${view.stream}`;
 
+/** `1 day`, `30 days`, with the count as the progress lines print it. */
+export const plural = (count: number, noun: string) =>
+  `${formatCount(count)} ${noun}${count === 1 ? '' : 's'}`;
+
+/** What a receipt deleted: a stream's incarnation, or its partitions before a day. */
+const subjectOf = (receipt: DeletionReceipt) =>
+  receipt.partitionsBefore
+    ? `${name(receipt)} partitions before ${receipt.partitionsBefore}`
+    : `${name(receipt)} generation ${receipt.generation}`;
+
 /** A stream, one field a line. */
 export function describeStream(view: StreamView): string {
   const lines = [
@@ -15,6 +25,12 @@ export function describeStream(view: StreamView): string {
     `created     ${view.createdAt}`,
   ];
   if (view.deletionId) lines.push(`deletion    ${view.deletionId}`);
+  if (view.retentionDays) {
+    lines.push(`retention   ${plural(view.retentionDays, 'day')}`);
+  }
+  if (view.partitionDeletionId) {
+    lines.push(`partitions  deletion ${view.partitionDeletionId} under way`);
+  }
   return `${lines.join('\n')}\n`;
 }
 
@@ -82,7 +98,8 @@ export function scheduledCommands(receipt: DeletionReceipt): string {
  * `wallNow` (milliseconds since the epoch) says how long a SCHEDULED deletion has to go.
  */
 export function receiptSummary(receipt: DeletionReceipt, wallNow = Date.now()): string {
-  const what = `${name(receipt)} generation ${receipt.generation}`;
+  const what = subjectOf(receipt);
+  const emptied = receipt.partitionsBefore ? 'those partitions' : 'location';
   const amount = `${formatCount(receipt.objectsDeleted)} objects (${formatBytes(receipt.bytesDeleted)})`;
   let line: string;
   if (receipt.state === 'SCHEDULED') {
@@ -94,7 +111,7 @@ export function receiptSummary(receipt: DeletionReceipt, wallNow = Date.now()): 
     const took = receipt.completedAt
       ? ` in ${formatDuration(Date.parse(receipt.completedAt) - Date.parse(receipt.requestedAt))}`
       : '';
-    line = `COMPLETED ${what}: ${amount} deleted${took}, location verified empty`;
+    line = `COMPLETED ${what}: ${amount} deleted${took}, ${emptied} verified empty`;
   } else if (receipt.state === 'FAILED') {
     const failed = receipt.failedObjects
       ? `, ${formatCount(receipt.failedObjects)} could not be`

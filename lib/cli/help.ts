@@ -1,8 +1,8 @@
 import { DEFAULT_STACK, LOCAL_ENDPOINT } from './endpoint.ts';
 import { EXIT_MEANINGS } from './exit-codes.ts';
 
-/** The command groups: `lethe streams ...`, `lethe deletions ...` and `lethe plans ...`. */
-export const GROUPS = ['streams', 'deletions', 'plans'] as const;
+/** The command groups: `lethe streams ...`, `lethe deletions ...`, `lethe plans ...`... */
+export const GROUPS = ['streams', 'deletions', 'plans', 'partitions'] as const;
 export type Group = (typeof GROUPS)[number];
 
 /** One command as the help lists it. */
@@ -32,6 +32,14 @@ export const COMMANDS: readonly CommandHelp[] = [
     summary: 'count and estimate the deletion: deletes nothing',
   },
   {
+    usage: 'streams retention TENANT/STREAM DAYS',
+    summary: 'keep DAYS days of partitions, delete older daily',
+  },
+  {
+    usage: 'streams retention TENANT/STREAM --off',
+    summary: 'remove the retention policy (nothing is deleted)',
+  },
+  {
     usage: 'delete TENANT/STREAM [--grace DURATION] [--wait]',
     summary: 'the same as streams delete',
   },
@@ -44,8 +52,16 @@ export const COMMANDS: readonly CommandHelp[] = [
     summary: 'show a plan: its counts, its estimate once COMPLETED',
   },
   {
+    usage: 'partitions delete TENANT/STREAM --before YYYY-MM-DD [--wait]',
+    summary: 'delete old dt= partitions; the stream stays ACTIVE',
+  },
+  {
     usage: 'ingest TENANT/STREAM FILE',
     summary: 'store a JSON array of events (FILE - reads stdin)',
+  },
+  {
+    usage: 'seed TENANT/STREAM [--objects N] [--concurrency C]',
+    summary: 'store N small objects, to watch a large deletion',
   },
   {
     usage: 'deletions list TENANT [--state STATE] [--limit N] [--next-token T]',
@@ -77,7 +93,10 @@ export const COMMANDS: readonly CommandHelp[] = [
     summary: "check a saved certificate's signature; --key: offline",
   },
   { usage: 'health', summary: 'check that the API answers' },
-  { usage: 'help [streams|deletions|plans]', summary: "this help, or one group's commands" },
+  {
+    usage: 'help [streams|deletions|plans|partitions]',
+    summary: "this help, or one group's commands",
+  },
 ];
 
 /** The words that may follow `lethe`: groups and commands of their own. */
@@ -132,6 +151,12 @@ Options:
                     and uploads in progress, wait for the count (progress on stderr), then print
                     it with the estimate of the deletion: requests, cost, time. A FAILED plan
                     exits 1; Ctrl-C stops waiting (exit 130) and the plan goes on
+  --before DAY      partitions delete: the dt= partitions of days strictly before DAY
+                    (YYYY-MM-DD, not after today UTC) are deleted; the stream stays ACTIVE
+  --off             streams retention: remove the policy instead of setting DAYS
+  --objects N       seed: how many objects to store, 1 to 1,000,000 (default 1,000), each a
+                    JSON array of one or two small events
+  --concurrency C   seed: requests in flight at a time, 1 to 64 (default 16)
   --interval SECS   seconds between two reads of the receipt (or plan) while waiting (default 1)
   --state STATE     deletions list: only deletions in this state (SCHEDULED, PENDING, RUNNING,
                     COMPLETED, FAILED, CANCELLED)
@@ -143,14 +168,15 @@ Options:
   --key PEM_FILE    verify: check against this public key, offline: no request is sent
                     (without it, the API's key for the certificate's keyId; FILE - reads stdin)
   --json            print the API's JSON response (the final receipt with --wait, the final
-                    plan with --dry-run) and nothing else on stdout; errors print the API's JSON
-                    error body
+                    plan with --dry-run; for seed, {"objects","tenant","stream"}) and nothing
+                    else on stdout; errors print the API's JSON error body
   --endpoint URL    the API (default: $LETHE_ENDPOINT, else the ApiUrl output of the deployed
                     stack, else ${LOCAL_ENDPOINT}, the local stack of npm start)
   --stack NAME      the CloudFormation stack to read ApiUrl from (default ${DEFAULT_STACK})
   --region REGION   region for the stack and for signing (default: the API's host name,
                     then AWS_REGION and the AWS profile)
-  -h, --help        this help; lethe help streams (or deletions, or plans) lists one group
+  -h, --help        this help; lethe help streams (or deletions, plans, partitions) lists one
+                    group
 
 Requests to any endpoint that is not loopback are signed with SigV4 (service execute-api)
 using the AWS SDK's default credential chain (environment, profile, SSO, role).

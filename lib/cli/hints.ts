@@ -49,17 +49,22 @@ export function ingestHints(error: ApiError, events: Uint8Array): string[] {
   return [];
 }
 
-/** The deletion a 409 StreamDeleting is about: in the body's `error`, or named in its message. */
+/** The deletion a 409 (StreamDeleting, PartitionDeletionInProgress) is about: in the body's `error`, or named in its message. */
 export function deletionIdOf(error: ApiError): string | undefined {
   const { deletionId } = error.details;
   if (typeof deletionId === 'string' && deletionId !== '') return deletionId;
   return /\(deletion ([0-9a-f-]{36})\)/.exec(error.message)?.[1];
 }
 
+/** The refusals that name the deletion in the way: of the stream, or of its partitions. */
+const HELD_BY_A_DELETION = ['StreamDeleting', 'PartitionDeletionInProgress'];
+
 /** How to follow (or take back) the deletion that holds a stream, when the refusal names it. */
 export function streamDeletingHints(error: ApiError, tenant: string | undefined): string[] {
   const id = deletionIdOf(error);
-  if (error.code !== 'StreamDeleting' || id === undefined || tenant === undefined) return [];
+  if (!HELD_BY_A_DELETION.includes(error.code) || id === undefined || tenant === undefined) {
+    return [];
+  }
   const hints = [`follow it: lethe deletions get ${tenant} ${id}`];
   if (/scheduled/i.test(error.message))
     hints.push(`cancel it: lethe deletions cancel ${tenant} ${id}`);

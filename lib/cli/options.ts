@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
-import type { Command } from './args.ts';
+import type { Command, Page } from './args.ts';
 import { didYouMean } from './suggest.ts';
-import { UsageError } from './values.ts';
+import { day, deletionState, graceSeconds, integer, UsageError } from './values.ts';
 
 type Kind = Command['kind'];
 
@@ -21,6 +21,10 @@ export const OPTIONS = {
   out: { type: 'string' },
   'key-id': { type: 'string' },
   key: { type: 'string' },
+  before: { type: 'string' },
+  off: { type: 'boolean', default: false },
+  objects: { type: 'string' },
+  concurrency: { type: 'string' },
   help: { type: 'boolean', short: 'h', default: false },
 } as const;
 
@@ -34,7 +38,7 @@ export const LONG_OPTIONS = Object.keys(OPTIONS).map((option) => `--${option}`);
 
 /** The commands an option goes with; options not listed go with every command. */
 const SCOPES: ReadonlyArray<readonly [keyof typeof OPTIONS, readonly Kind[]]> = [
-  ['wait', ['streams.delete', 'deletions.retry', 'deletions.expedite']],
+  ['wait', ['streams.delete', 'deletions.retry', 'deletions.expedite', 'partitions.delete']],
   ['grace', ['streams.delete']],
   ['dry-run', ['streams.delete']],
   ['state', ['deletions.list']],
@@ -43,6 +47,10 @@ const SCOPES: ReadonlyArray<readonly [keyof typeof OPTIONS, readonly Kind[]]> = 
   ['out', ['deletions.certificate', 'certificate-key']],
   ['key-id', ['certificate-key']],
   ['key', ['verify']],
+  ['before', ['partitions.delete']],
+  ['off', ['streams.retention']],
+  ['objects', ['seed']],
+  ['concurrency', ['seed']],
 ];
 
 /** Options that make no sense together: a dry run deletes nothing, so it has nothing to wait. */
@@ -99,4 +107,94 @@ export function checkScopes(values: Values, kind: Kind): void {
       throw new UsageError(`--${option} does not go with --${other}: ${why}`);
     }
   }
+}
+
+/** The command with the options that go with it. */
+export function withOptions(command: Command, values: Values): Command {
+  const page = (): Page => ({
+    ...(values.limit !== undefined ? { limit: integer('--limit', values.limit, 1, 100) } : {}),
+    ...(values['next-token'] !== undefined ? { nextToken: values['next-token'] } : {}),
+  });
+  switch (command.kind) {
+    case 'streams.delete':
+      if (values['dry-run'])
+        return { kind: 'plans.create', tenant: command.tenant, stream: command.stream };
+      return {
+        ...command,
+        wait: values.wait,
+        ...(values.grace !== undefined ? { graceSeconds: graceSeconds(values.grace) } : {}),
+      };
+    case 'deletions.certificate':
+      return {
+        ...command,
+        ...(values.out !== undefined ? { out: file('--out', values.out) } : {}),
+      };
+    case 'certificate-key':
+      return {
+        ...command,
+        ...(values['key-id'] !== undefined ? { keyId: keyIdOf(values['key-id']) } : {}),
+        ...(values.out !== undefined ? { out: file('--out', values.out) } : {}),
+      };
+    case 'verify':
+      return {
+        ...command,
+        ...(values.key !== undefined ? { key: file('--key', values.key) } : {}),
+      };
+    case 'deletions.retry':
+    case 'deletions.expedite':
+      return { ...command, wait: values.wait };
+    case 'streams.list':
+      return { ...command, ...page() };
+    case 'deletions.list':
+      return {
+        ...command,
+        ...(values.state !== undefined ? { state: deletionState(values.state) } : {}),
+        ...page(),
+      };
+    case 'seed':
+      return {
+        ...command,
+        objects: integer('--objects', values.objects ?? '1000', 1, 1_000_000),
+        concurrency: integer('--concurrency', values.concurrency ?? '16', 1, 64),
+      };
+    case 'partitions.delete':
+      if (values.before === undefined) {
+        throw new UsageError(
+          'partitions delete needs --before YYYY-MM-DD: the partitions of days strictly before it are deleted',
+        );
+      }
+      return { ...command, before: day('--before', values.before), wait: values.wait };
+    case 'streams.retention':
+      return retentionWith(command, values.off);
+    default:
+      return command;
+  }
+}
+
+/** DAYS, or `--off`: one of them, never both. */
+function retentionWith(
+  command: Extract<Command, { kind: 'streams.retention' }>,
+  off: boolean,
+): Command {
+  if (off && command.days !== 'off') {
+    throw new UsageError('--off removes the retention policy: give DAYS or --off, not both');
+  }
+  if (!off && command.days === 'off') {
+    throw new UsageError(
+      'usage: lethe streams retention TENANT/STREAM DAYS, or TENANT/STREAM --off to remove it',
+    );
+  }
+  return command;
+}
+
+/** A file an option names: not empty. */
+function file(option: string, value: string): string {
+  if (value !== '') return value;
+  throw new UsageError(`${option} needs a file name`);
+}
+
+/** `--key-id`: a key's id as a certificate names it (a KMS key ARN), not empty. */
+function keyIdOf(value: string): string {
+  if (value.trim() !== '') return value;
+  throw new UsageError('--key-id needs the keyId of a certificate (a KMS key ARN)');
 }

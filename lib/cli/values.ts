@@ -114,3 +114,28 @@ export function deletionState(value: string): DeletionState {
     `--state must be one of ${DELETION_STATES.join(', ')} (got ${value})${didYouMean(value.toUpperCase(), DELETION_STATES)}`,
   );
 }
+
+/** `--before`: a real day, YYYY-MM-DD. Whether it lies after today is the API's to say. */
+export function day(option: string, value: string): string {
+  const parsed = new Date(`${value}T00:00:00.000Z`);
+  if (
+    /^\d{4}-\d{2}-\d{2}$/.test(value) &&
+    !Number.isNaN(parsed.getTime()) &&
+    parsed.toISOString().slice(0, 10) === value
+  ) {
+    return value;
+  }
+  throw new UsageError(`${option} must be a day, YYYY-MM-DD (got ${JSON.stringify(value)})`);
+}
+
+/** The longest retention the API takes: a hundred years of days. */
+export const MAX_RETENTION_DAYS = 36_500;
+
+/** DAYS of `streams retention`: a whole number of days, 1 to 36,500. */
+export function retentionDays(value: string): number {
+  const days = Number(value);
+  if (/^\d+$/.test(value) && days >= 1 && days <= MAX_RETENTION_DAYS) return days;
+  throw new UsageError(
+    `DAYS must be a whole number of days from 1 to ${formatCount(MAX_RETENTION_DAYS)} (got ${JSON.stringify(value)})`,
+  );
+}

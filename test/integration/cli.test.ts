@@ -11,6 +11,7 @@ import {
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bytesExactly } from '../../lib/cli/plan-format.ts';
 import { formatBytes, formatCount } from '../../lib/cli/progress.ts';
+import { dayOf } from '../../lib/core/index.ts';
 import { freePort } from '../../lib/local/emulator.ts';
 import { parseLocation } from '../helpers/http.ts';
 import { listAll, partitionedObjects, seedObjects } from '../helpers/s3.ts';
@@ -667,6 +668,151 @@ describe('the lethe CLI against a local stack', () => {
       );
       expect(dryRun.code).toBe(4);
       expect(dryRun.stderr).toMatch(/^lethe: StreamDeleting: /);
+    });
+  });
+  describe('seed, partitions and retention', () => {
+    /** A new stream, and where its objects are. */
+    const created = async (name: string) => {
+      expect((await lethe(['streams', 'create', `acme/${name}`])).code).toBe(0);
+      const view = JSON.parse((await lethe(['streams', 'get', `acme/${name}`, '--json'])).stdout);
+      return parseLocation(String(view.location));
+    };
+
+    it('seed --objects 40 stores 40 more objects, and says where', async () => {
+      // Arrange
+      const seeded = `${stream}-s`;
+      const where = await created(seeded);
+      await lethe(['ingest', `acme/${seeded}`, '-'], { input: '[{"before":true}]' });
+      const before = await listAll(target.s3, where.bucket, where.prefix);
+
+      // Act
+      const result = await lethe([
+        'seed',
+        `acme/${seeded}`,
+        '--objects',
+        '40',
+        '--concurrency',
+        '8',
+      ]);
+      const after = await listAll(target.s3, where.bucket, where.prefix);
+
+      // Assess
+      expect(result.code).toBe(0);
+      expect(result.stdout).toBe(
+        `seeded 40 objects into acme/${seeded} (s3://${where.bucket}/${where.prefix})\n`,
+      );
+      expect(result.stderr).toMatch(/^lethe: seeded 0 of 40 objects\n/);
+      expect(before.size).toBe(1);
+      expect(after.size).toBe(41);
+      const today = `${where.prefix}dt=${dayOf(new Date())}/`;
+      expect([...after.keys()].filter((key) => key.startsWith(today))).toHaveLength(41);
+    });
+
+    it('seed exits 3 for a stream that does not exist, with the command that creates it', async () => {
+      // Act
+      const result = await lethe(['seed', 'acme/no-such-stream', '--objects', '5']);
+
+      // Assess
+      expect(result.code).toBe(3);
+      expect(result.stdout).toBe('');
+      expect(result.stderr).toBe(
+        [
+          'lethe: StreamNotFound: stream acme/no-such-stream does not exist (HTTP 404)',
+          'hint: create it first: lethe streams create acme/no-such-stream',
+          '',
+        ].join('\n'),
+      );
+    });
+
+    it('partitions delete --before today --wait deletes the past partitions and keeps today', async () => {
+      // Arrange: 60 objects in three past days, written straight to S3, and 5 seeded today.
+      openGate();
+      const name = `${stream}-d`;
+      const ref = `acme/${name}`;
+      const where = await created(name);
+      const past = partitionedObjects(where.prefix, 60, 3);
+      const bytes = await seedObjects(target.s3, where.bucket, past);
+      expect((await lethe(['seed', ref, '--objects', '5'])).code).toBe(0);
+      const today = dayOf(new Date());
+
+      // Act
+      const result = await lethe([
+        'partitions',
+        'delete',
+        ref,
+        '--before',
+        today,
+        '--wait',
+        '--interval',
+        '0.25',
+      ]);
+      const left = [...(await listAll(target.s3, where.bucket, where.prefix)).keys()];
+      const view = await lethe(['streams', 'get', ref]);
+
+      // Assess
+      expect(result.code).toBe(0);
+      expect(result.stdout).toMatch(
+        new RegExp(
+          `^COMPLETED ${ref} partitions before ${today}: 60 objects \\(${formatBytes(bytes).replace('.', '\\.')}\\) ` +
+            'deleted in \\d+s, those partitions verified empty \\(deletion [0-9a-f-]{36}, attempts \\d+\\)\\n$',
+        ),
+      );
+      expect(result.stderr.trimEnd().split('\n').at(-1)).toMatch(
+        /^lethe: COMPLETED, 60 objects deleted(, [\d,]+ objects\/s)?, elapsed \d+s, deletion [0-9a-f-]{36}$/,
+      );
+      expect(left).toHaveLength(5);
+      expect(left.every((key) => key.startsWith(`${where.prefix}dt=${today}/`))).toBe(true);
+      expect(view.stdout).toMatch(/^state +ACTIVE$/m);
+      expect(view.stdout).not.toMatch(/^partitions /m);
+    });
+
+    it('partitions delete: exit 2 for a malformed --before, 7 for one after today', async () => {
+      // Arrange
+      const ref = `acme/${stream}-d`;
+      const tomorrow = dayOf(new Date(Date.now() + 86_400_000));
+
+      // Act
+      const malformed = await lethe(['partitions', 'delete', ref, '--before', '2026-02-30']);
+      const late = await lethe(['partitions', 'delete', ref, '--before', tomorrow]);
+
+      // Assess
+      expect(malformed.code).toBe(2);
+      expect(malformed.stderr).toBe(
+        `lethe: --before must be a day, YYYY-MM-DD (got "2026-02-30")\nRun 'lethe --help' for usage.\n`,
+      );
+      expect(late.code).toBe(7);
+      expect(late.stderr).toMatch(
+        /^lethe: InvalidCutoff: before must not be after today, .* \(HTTP 400\)\n$/,
+      );
+    });
+
+    it('streams retention sets the policy that streams get shows, and --off removes it', async () => {
+      // Arrange
+      const name = `${stream}-r`;
+      const ref = `acme/${name}`;
+      await created(name);
+
+      // Act
+      const set = await lethe(['streams', 'retention', ref, '30']);
+      const shown = await lethe(['streams', 'get', ref]);
+      const json = await lethe(['streams', 'get', ref, '--json']);
+      const off = await lethe(['streams', 'retention', ref, '--off']);
+      const gone = await lethe(['streams', 'get', ref, '--json']);
+      const bad = await lethe(['streams', 'retention', ref, '0']);
+
+      // Assess
+      expect(set.code).toBe(0);
+      expect(set.stdout).toBe(
+        `${ref} keeps 30 days of partitions; older ones are deleted every day\n`,
+      );
+      expect(shown.stdout).toMatch(/^retention +30 days$/m);
+      expect(JSON.parse(json.stdout)).toMatchObject({ retentionDays: 30, state: 'ACTIVE' });
+      expect(off.code).toBe(0);
+      expect(off.stdout).toBe(
+        `${ref} has no retention policy: its partitions are kept until deleted\n`,
+      );
+      expect(JSON.parse(gone.stdout).retentionDays).toBeUndefined();
+      expect(bad.code).toBe(2);
     });
   });
 });

@@ -84,6 +84,47 @@ describe.each<[string, Command]>([
   ],
   ['verify cert.json', { kind: 'verify', file: 'cert.json' }],
   ['verify - --key key.pem', { kind: 'verify', file: '-', key: 'key.pem' }],
+  [
+    'seed acme/logs',
+    { kind: 'seed', tenant: 'acme', stream: 'logs', objects: 1_000, concurrency: 16 },
+  ],
+  [
+    'seed acme/logs --objects 1000000 --concurrency 64',
+    { kind: 'seed', tenant: 'acme', stream: 'logs', objects: 1_000_000, concurrency: 64 },
+  ],
+  [
+    'seed --objects 1 --concurrency 1 acme/logs',
+    { kind: 'seed', tenant: 'acme', stream: 'logs', objects: 1, concurrency: 1 },
+  ],
+  [
+    'partitions delete acme/logs --before 2026-11-01',
+    {
+      kind: 'partitions.delete',
+      tenant: 'acme',
+      stream: 'logs',
+      before: '2026-11-01',
+      wait: false,
+    },
+  ],
+  [
+    'partitions delete --wait acme/logs --before 2024-02-29',
+    { kind: 'partitions.delete', tenant: 'acme', stream: 'logs', before: '2024-02-29', wait: true },
+  ],
+  [
+    'streams retention acme/logs 30',
+    { kind: 'streams.retention', tenant: 'acme', stream: 'logs', days: 30 },
+  ],
+  [
+    'streams retention acme/logs 36500',
+    { kind: 'streams.retention', tenant: 'acme', stream: 'logs', days: 36_500 },
+  ],
+  [
+    'streams retention acme/logs --off',
+    { kind: 'streams.retention', tenant: 'acme', stream: 'logs', days: 'off' },
+  ],
+  ['help partitions', { kind: 'help', topic: 'partitions' }],
+  ['partitions --help', { kind: 'help', topic: 'partitions' }],
+  ['help seed', { kind: 'help' }],
 ])('lethe %s', (line, command) => {
   it('parses to the command', () => {
     // Act
@@ -171,8 +212,54 @@ describe.each<[string, string]>([
   ['deletions', 'deletions needs a subcommand:\n  lethe deletions list TENANT'],
   [
     'streams get acme/logs --wait',
-    '--wait goes with delete, streams delete, deletions retry and deletions expedite',
+    '--wait goes with delete, streams delete, deletions retry, deletions expedite and partitions delete',
   ],
+  ['seed acme/logs --objects 0', '--objects must be an integer from 1 to 1000000 (got 0)'],
+  ['seed acme/logs --objects 1000001', '--objects must be an integer from 1 to 1000000'],
+  ['seed acme/logs --objects 1e3', '--objects must be an integer from 1 to 1000000 (got 1e3)'],
+  ['seed acme/logs --concurrency 65', '--concurrency must be an integer from 1 to 64 (got 65)'],
+  ['seed acme/logs --concurrency 0', '--concurrency must be an integer from 1 to 64 (got 0)'],
+  ['seed acme', 'expected TENANT/STREAM, got "acme"'],
+  ['seed', 'usage: lethe seed TENANT/STREAM [--objects N] [--concurrency C]'],
+  ['seed acme/logs --wait', '--wait goes with'],
+  ['streams create acme/logs --objects 5', '--objects goes with seed'],
+  ['health --concurrency 5', '--concurrency goes with seed'],
+  [
+    'partitions delete acme/logs',
+    'partitions delete needs --before YYYY-MM-DD: the partitions of days strictly before it are deleted',
+  ],
+  [
+    'partitions delete acme/logs --before 2026-13-01',
+    '--before must be a day, YYYY-MM-DD (got "2026-13-01")',
+  ],
+  ['partitions delete acme/logs --before 2026-02-29', '(got "2026-02-29")'],
+  ['partitions delete acme/logs --before 2026-1-5', '(got "2026-1-5")'],
+  ['partitions delete acme/logs --before yesterday', '(got "yesterday")'],
+  ['partitions delete acme --before 2026-01-01', 'expected TENANT/STREAM, got "acme"'],
+  ['delete acme/logs --before 2026-01-01', '--before goes with partitions delete'],
+  ['partitions', 'partitions needs a subcommand:\n  lethe partitions delete TENANT/STREAM'],
+  ['partitions purge acme/logs', 'unknown command partitions purge; lethe partitions takes:'],
+  ['partitions delte acme/logs', '(did you mean partitions delete?)'],
+  ['partition delete acme/logs', 'unknown command partition (did you mean partitions?)'],
+  [
+    'streams retention acme/logs 0',
+    'DAYS must be a whole number of days from 1 to 36,500 (got "0")',
+  ],
+  ['streams retention acme/logs 36501', '(got "36501")'],
+  ['streams retention acme/logs 1.5', '(got "1.5")'],
+  ['streams retention acme/logs 30d', '(got "30d")'],
+  [
+    'streams retention acme/logs',
+    'usage: lethe streams retention TENANT/STREAM DAYS, or TENANT/STREAM --off to remove it',
+  ],
+  ['streams retention', 'usage: lethe streams retention TENANT/STREAM DAYS'],
+  ['streams retention acme/logs 30 40', 'usage: lethe streams retention TENANT/STREAM DAYS'],
+  [
+    'streams retention acme/logs 30 --off',
+    '--off removes the retention policy: give DAYS or --off, not both',
+  ],
+  ['streams get acme/logs --off', '--off goes with streams retention'],
+  ['retention acme/logs 30', 'unknown command retention (did you mean streams retention?)'],
   ['streams get acme/logs --limit 5', '--limit goes with streams list and deletions list'],
   [
     `deletions get acme ${ID} --next-token x`,

@@ -279,7 +279,7 @@ describe('help', () => {
     expect(stdout.text()).not.toMatch(/ETA/);
   });
 
-  it.each(['streams', 'deletions', 'plans'])(
+  it.each(['streams', 'deletions', 'plans', 'partitions'])(
     'lethe help %s lists that group and exits 0',
     async (group) => {
       // Prepare

@@ -325,6 +325,17 @@ export class LetheStack extends Stack {
               },
             },
           }),
+          // A tenant offboarding's fan-out: each step's write asks for the next one.
+          FilterCriteria.filter({
+            eventName: FilterRule.or('INSERT', 'MODIFY'),
+            dynamodb: {
+              NewImage: {
+                type: { S: FilterRule.isEqual('OFFBOARDING') },
+                state: { S: FilterRule.isEqual('RUNNING') },
+                fannedOut: { BOOL: FilterRule.isEqual(false) },
+              },
+            },
+          }),
         ],
       }),
     );

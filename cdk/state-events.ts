@@ -48,11 +48,11 @@ export class StateEvents extends Construct {
         retryAttempts: 10,
         reportBatchItemFailures: true,
         onFailure: new SqsDlq(this.failures),
-        // Writes to deletions only (chain progress never reaches the function).
+        // Writes to deletions and offboardings only (chain progress never reaches the function).
         filters: [
           FilterCriteria.filter({
             eventName: FilterRule.or('INSERT', 'MODIFY'),
-            dynamodb: { NewImage: { type: { S: FilterRule.isEqual('DELETION') } } },
+            dynamodb: { NewImage: { type: { S: FilterRule.or('DELETION', 'OFFBOARDING') } } },
           }),
         ],
       }),

@@ -31,6 +31,10 @@ const certificateKeyStatement = (api: RestApi) =>
 const tenantPaths = (api: RestApi, tenant: string) =>
   api.arnForExecuteApi('*', `/v1/tenants/${tenant}/*`, api.deploymentStage.stageName);
 
+/** The tenant itself (offboarding it): `DELETE /v1/tenants/<tenant>`, nothing below. */
+const tenantItself = (api: RestApi, tenant: string) =>
+  api.arnForExecuteApi('DELETE', `/v1/tenants/${tenant}`, api.deploymentStage.stageName);
+
 /**
  * For one role per tenant: statements that let a principal call only this tenant's routes (and
  * the health check), e.g. `role.addToPolicy(...)` for each.
@@ -44,6 +48,11 @@ export function tenantInvokeStatements(api: RestApi, tenant: string): PolicyStat
       sid: 'OwnTenant',
       actions: ['execute-api:Invoke'],
       resources: [tenantPaths(api, tenant)],
+    }),
+    new PolicyStatement({
+      sid: 'OwnTenantOffboarding',
+      actions: ['execute-api:Invoke'],
+      resources: [tenantItself(api, tenant)],
     }),
     healthStatement(api),
     certificateKeyStatement(api),
@@ -67,6 +76,12 @@ export class TenantAccess extends Construct {
           actions: ['execute-api:Invoke'],
           resources: [tenantPaths(props.api, OWN_TENANT)],
           // Explicit, though an unresolved policy variable already matches nothing.
+          conditions: { Null: { [`aws:PrincipalTag/${TENANT_TAG}`]: 'false' } },
+        }),
+        new PolicyStatement({
+          sid: 'OwnTenantOffboarding',
+          actions: ['execute-api:Invoke'],
+          resources: [tenantItself(props.api, OWN_TENANT)],
           conditions: { Null: { [`aws:PrincipalTag/${TENANT_TAG}`]: 'false' } },
         }),
         healthStatement(props.api),

@@ -10,14 +10,17 @@ import { type PlanOperationsOptions, planOperations } from './plan-operations.ts
 import type { Operations, Subject } from './request.ts';
 import { type Operation, ROUTES } from './routes.ts';
 import { type StreamOperationsOptions, streamOperations } from './stream-operations.ts';
+import { type TenantOperationsOptions, tenantOperations } from './tenant-operations.ts';
 
 export type HttpApiOptions = Omit<StreamOperationsOptions, 'streams'> &
   Omit<DeletionOperationsOptions, 'deletions'> &
   Omit<CertificateOperationsOptions, 'receipts'> &
-  Omit<PlanOperationsOptions, 'streams'> & {
+  Omit<PlanOperationsOptions, 'streams'> &
+  Omit<TenantOperationsOptions, 'streams' | 'defaultGraceSeconds'> & {
     readonly streams: StreamOperationsOptions['streams'] &
       PlanOperationsOptions['streams'] &
-      PartitionOperationsOptions['streams'];
+      PartitionOperationsOptions['streams'] &
+      TenantOperationsOptions['streams'];
     readonly deletions: StreamOperationsOptions['deletions'] &
       DeletionOperationsOptions['deletions'] &
       PartitionOperationsOptions['deletions'];
@@ -41,6 +44,7 @@ export function createHttpApi(options: HttpApiOptions): HttpHandler {
     ...certificateOperations(options),
     ...planOperations(options),
     ...partitionOperations(options),
+    ...tenantOperations(options),
   };
 
   return async (event) => {

@@ -5,6 +5,13 @@
  */
 export const ROUTES = [
   { method: 'GET', resource: '/v1/health', operation: 'health' },
+  { method: 'DELETE', resource: '/v1/tenants/{tenant}', operation: 'deleteTenant' },
+  { method: 'GET', resource: '/v1/tenants/{tenant}/offboarding', operation: 'getOffboarding' },
+  {
+    method: 'POST',
+    resource: '/v1/tenants/{tenant}/offboarding/cancel',
+    operation: 'cancelOffboarding',
+  },
   { method: 'GET', resource: '/v1/tenants/{tenant}/streams', operation: 'listStreams' },
   { method: 'PUT', resource: '/v1/tenants/{tenant}/streams/{stream}', operation: 'createStream' },
   { method: 'GET', resource: '/v1/tenants/{tenant}/streams/{stream}', operation: 'getStream' },

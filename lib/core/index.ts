@@ -6,6 +6,7 @@ export * from './errors.ts';
 export * from './lifecycle.ts';
 export * from './messages.ts';
 export * from './names.ts';
+export * from './offboarding.ts';
 export * from './outcome.ts';
 export * from './plans.ts';
 export * from './pricing.ts';

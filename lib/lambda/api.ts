@@ -45,6 +45,8 @@ export function createApiHandler(env?: Env, clients?: Clients) {
     signer,
     keys,
     plans: pipeline.plans,
+    offboardings: pipeline.offboardings,
+    offboarder: pipeline.offboarder,
     pageSize: config.pageSize,
     workerConcurrency: config.workerConcurrency,
     writer: pipeline.writer,

@@ -4,7 +4,12 @@ import type { Context, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import { z } from 'zod';
 import { InvalidMessageError, NAME_PATTERN } from '../core/index.ts';
 import { keysOf, loggedDeletionEvents, type Telemetry } from '../observability/index.ts';
-import { createPipeline, type Dispatcher, type Planner } from '../pipeline/index.ts';
+import {
+  createPipeline,
+  type Dispatcher,
+  type Offboarder,
+  type Planner,
+} from '../pipeline/index.ts';
 import type { Clients } from '../support/index.ts';
 import { boot, type Env, errorText } from './boot.ts';
 
@@ -28,7 +33,17 @@ const PlanImage = z.object({
   stream: z.string().optional(),
 });
 
+/** The part of an offboarding's stream image that asks for its next fan-out step. */
+const OffboardingImage = z.object({
+  type: z.literal('OFFBOARDING'),
+  tenant: z.string().regex(NAME_PATTERN),
+  offboardingId: z.uuid(),
+  state: z.literal('RUNNING'),
+  fannedOut: z.literal(false),
+});
+
 type Pending =
+  | { kind: 'offboarding'; ref: { tenant: string; offboardingId: string }; keys: object }
   | { kind: 'deletion'; ref: { tenant: string; deletionId: string; round: number }; keys: object }
   | { kind: 'plan'; ref: { tenant: string; planId: string }; keys: object };
 
@@ -37,6 +52,12 @@ function pendingWorkOf(record: DynamoDBRecord): Pending {
   if (!image) throw new InvalidMessageError('stream record has no new image');
   // The stream's images use the SDK's attribute value shape.
   const item = unmarshall(image as never);
+  if (item.type === 'OFFBOARDING') {
+    const step = OffboardingImage.safeParse(item);
+    if (!step.success) throw new InvalidMessageError(`not an offboarding step: ${step.error}`);
+    const { tenant, offboardingId } = step.data;
+    return { kind: 'offboarding', ref: { tenant, offboardingId }, keys: keysOf({ tenant }) };
+  }
   if (item.type === 'PLAN') {
     const plan = PlanImage.safeParse(item);
     if (!plan.success) throw new InvalidMessageError(`not a pending plan: ${plan.error}`);
@@ -59,6 +80,7 @@ export const dispatcherHandler =
     dispatcher: Pick<Dispatcher, 'dispatch'>,
     telemetry: Telemetry,
     planner?: Pick<Planner, 'start'>,
+    offboarder?: Pick<Offboarder, 'fanOut'>,
   ) =>
   async (event: DynamoDBStreamEvent, context?: Context) =>
     telemetry.invocation(context, {}, () =>
@@ -81,6 +103,12 @@ export const dispatcherHandler =
           }
           await telemetry.scope(pending.keys, async () => {
             try {
+              if (pending.kind === 'offboarding') {
+                if (!offboarder) throw new Error('this dispatcher was built without an offboarder');
+                const outcome = await offboarder.fanOut(pending.ref);
+                telemetry.logger.info('offboarding step', { ...pending.ref, outcome });
+                return;
+              }
               if (pending.kind === 'plan') {
                 if (!planner) throw new Error('this dispatcher was built without a planner');
                 const outcome = await planner.start(pending.ref);
@@ -102,10 +130,10 @@ export const dispatcherHandler =
 
 export function createDispatcherHandler(env?: Env, clients?: Clients) {
   const { telemetry, config, clients: sdk } = boot('dispatcher', env, clients);
-  const { dispatcher, planner } = createPipeline({
+  const { dispatcher, planner, offboarder } = createPipeline({
     config,
     clients: sdk,
     events: loggedDeletionEvents,
   });
-  return dispatcherHandler(dispatcher, telemetry, planner);
+  return dispatcherHandler(dispatcher, telemetry, planner, offboarder);
 }

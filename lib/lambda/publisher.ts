@@ -5,7 +5,7 @@ import type {
   DynamoDBRecord,
   DynamoDBStreamEvent,
 } from 'aws-lambda';
-import type { DeletionRecord } from '../core/index.ts';
+import type { DeletionRecord, OffboardingRecord } from '../core/index.ts';
 import { count, keysOf, type Telemetry } from '../observability/index.ts';
 import { createPipeline, type StateChangePublisher } from '../pipeline/index.ts';
 import type { Clients } from '../support/index.ts';
@@ -14,8 +14,8 @@ import { boot, type Env, errorText } from './boot.ts';
 type Image = NonNullable<DynamoDBRecord['dynamodb']>['NewImage'];
 
 /** A stream image as the record it holds (the images use the SDK's attribute value shape). */
-const imageOf = (image: Image) =>
-  image ? (unmarshall(image as never) as DeletionRecord) : undefined;
+const imageOf = <T = DeletionRecord>(image: Image) =>
+  image ? (unmarshall(image as never) as T) : undefined;
 
 /**
  * Publisher: every state change of a deletion, from the table's stream (new and old images),
@@ -23,20 +23,25 @@ const imageOf = (image: Image) =>
  * which Lambda retries from: no event of a deletion overtakes an earlier one.
  */
 export const publisherHandler =
-  (publisher: Pick<StateChangePublisher, 'publish'>, telemetry: Telemetry) =>
+  (publisher: Pick<StateChangePublisher, 'publish' | 'publishOffboarding'>, telemetry: Telemetry) =>
   async (event: DynamoDBStreamEvent, context?: Context): Promise<DynamoDBBatchResponse> =>
     telemetry.invocation(context, {}, async () => {
       for (const record of event.Records) {
-        const after = imageOf(record.dynamodb?.NewImage);
-        if (after?.type !== 'DELETION') continue;
-        const before = imageOf(record.dynamodb?.OldImage);
+        const after = imageOf<DeletionRecord | OffboardingRecord>(record.dynamodb?.NewImage);
+        if (after?.type !== 'DELETION' && after?.type !== 'OFFBOARDING') continue;
         try {
-          const outcome = await publisher.publish({ before, after });
+          const outcome =
+            after.type === 'DELETION'
+              ? await publisher.publish({ before: imageOf(record.dynamodb?.OldImage), after })
+              : await publisher.publishOffboarding({
+                  before: imageOf<OffboardingRecord>(record.dynamodb?.OldImage),
+                  after,
+                });
           if (outcome === 'published') {
             count('eventsPublished', 1);
             telemetry.logger.info('state change published', {
               ...keysOf(after),
-              from: before?.state,
+              type: after.type,
               to: after.state,
             });
           }

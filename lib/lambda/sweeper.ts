@@ -1,6 +1,12 @@
 import type { Context } from 'aws-lambda';
 import { keysOf, loggedDeletionEvents, sample, type Telemetry } from '../observability/index.ts';
-import { createPipeline, type RetentionRunner, type Sweeper } from '../pipeline/index.ts';
+import {
+  createPipeline,
+  type Offboarder,
+  type RetentionRunner,
+  type Sweeper,
+} from '../pipeline/index.ts';
+import type { OffboardingStore } from '../store/index.ts';
 import type { Clients } from '../support/index.ts';
 import { boot, type Env } from './boot.ts';
 
@@ -13,11 +19,23 @@ export const sweeperHandler =
     sweeper: Pick<Sweeper, 'sweep' | 'oldestOpen' | 'scheduled'>,
     telemetry: Telemetry,
     retention?: Pick<RetentionRunner, 'run'>,
+    offboarding?: {
+      offboardings: Pick<OffboardingStore, 'underWay'>;
+      offboarder: Pick<Offboarder, 'refresh'>;
+    },
   ) =>
   async (_event?: unknown, context?: Context) =>
     telemetry.invocation(context, {}, async () => {
       const oldest = await sweeper.oldestOpen();
       sample('oldestDeletionAge', oldest?.ageSeconds ?? 0);
+      // Offboardings first: a cancelled one's deletions are cancelled before any is begun.
+      const offboardings: Record<string, number> = {};
+      if (offboarding) {
+        for await (const record of offboarding.offboardings.underWay()) {
+          const outcome = await offboarding.offboarder.refresh(record);
+          offboardings[outcome] = (offboardings[outcome] ?? 0) + 1;
+        }
+      }
       const report = await sweeper.sweep();
       const scheduled = await sweeper.scheduled();
       sample('scheduledDeletions', scheduled);
@@ -27,6 +45,7 @@ export const sweeperHandler =
         ...report,
         scheduled,
         ...(retained ? { retention: retained } : {}),
+        ...(Object.keys(offboardings).length > 0 ? { offboardings } : {}),
         ...(oldest
           ? {
               oldest: {
@@ -42,10 +61,10 @@ export const sweeperHandler =
 
 export function createSweeperHandler(env?: Env, clients?: Clients) {
   const { telemetry, config, clients: sdk } = boot('sweeper', env, clients);
-  const { sweeper, retention } = createPipeline({
+  const { sweeper, retention, offboardings, offboarder } = createPipeline({
     config,
     clients: sdk,
     events: loggedDeletionEvents,
   });
-  return sweeperHandler(sweeper, telemetry, retention);
+  return sweeperHandler(sweeper, telemetry, retention, { offboardings, offboarder });
 }

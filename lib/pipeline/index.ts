@@ -2,6 +2,7 @@
 export { collect, Dispatcher, type DispatchOutcome } from './dispatcher.ts';
 export { DeletionFence } from './fence.ts';
 export { type FinalizeOutcome, Finalizer, isReadyToVerify } from './finalizer.ts';
+export { Offboarder, type OffboarderOptions } from './offboarder.ts';
 export { PageWorker, type WorkOutcome } from './page-worker.ts';
 export { Planner, type PlannerOptions, type PlanPageOutcome } from './planner.ts';
 export { type DeletionEvents, unobserved } from './ports.ts';

@@ -1,5 +1,5 @@
 import type { BusEvent } from '../bus/index.ts';
-import { type DeletionRecord, toReceipt } from '../core/index.ts';
+import { type DeletionRecord, type OffboardingRecord, toReceipt } from '../core/index.ts';
 
 export interface PublisherOptions {
   readonly bus: { put(event: BusEvent): Promise<void> };
@@ -14,6 +14,7 @@ export interface DeletionChange {
 }
 
 export const DELETION_STATE_CHANGE = 'Deletion State Change';
+export const OFFBOARDING_STATE_CHANGE = 'Tenant Offboarding State Change';
 
 /**
  * Puts every state change of a deletion on the event bus, with its receipt as it stood then.
@@ -25,6 +26,11 @@ export class StateChangePublisher {
 
   constructor(options: PublisherOptions) {
     this.#bus = options.bus;
+  }
+
+  /** An offboarding's change (see `publishOffboarding`). */
+  publishOffboarding(change: { before?: OffboardingRecord | undefined; after: OffboardingRecord }) {
+    return publishOffboarding(this.#bus, change);
   }
 
   async publish({ before, after }: DeletionChange): Promise<PublishOutcome> {
@@ -39,4 +45,21 @@ export class StateChangePublisher {
     });
     return 'published';
   }
+}
+
+/** A tenant offboarding's state change: what it took in and, once it ended, what it deleted. */
+export async function publishOffboarding(
+  bus: PublisherOptions['bus'],
+  { before, after }: { before?: OffboardingRecord | undefined; after: OffboardingRecord },
+): Promise<PublishOutcome> {
+  if (before?.state === after.state && before.offboardingId === after.offboardingId) {
+    return 'unchanged';
+  }
+  const { type: _type, fanoutAfter: _after, ...detail } = after;
+  await bus.put({
+    detailType: OFFBOARDING_STATE_CHANGE,
+    detail,
+    time: new Date(after.updatedAt),
+  });
+  return 'published';
 }

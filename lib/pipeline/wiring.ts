@@ -8,6 +8,7 @@ import {
   DeletionStore,
   documentClient,
   FailureStore,
+  OffboardingStore,
   PlanStore,
   StreamStore,
   Table,
@@ -17,6 +18,7 @@ import type { Clients, LetheConfig } from '../support/index.ts';
 import { Dispatcher } from './dispatcher.ts';
 import { DeletionFence } from './fence.ts';
 import { Finalizer } from './finalizer.ts';
+import { Offboarder } from './offboarder.ts';
 import { PageWorker } from './page-worker.ts';
 import { Planner } from './planner.ts';
 import { type DeletionEvents, unobserved } from './ports.ts';
@@ -40,12 +42,14 @@ export function createPipeline({
   events = unobserved,
 }: PipelineOptions) {
   const table = new Table(documentClient(clients.dynamodb), config.tableName);
+  const offboardings = new OffboardingStore({ table, clock });
   const streams = new StreamStore({
     table,
     bucket: config.bucket,
     root: config.dataRoot,
     retryAfterSeconds: config.retryAfterSeconds,
     clock,
+    offboardings,
   });
   const deletions = new DeletionStore({
     table,
@@ -110,6 +114,7 @@ export function createPipeline({
     bus: new EventBus({ client: clients.eventbridge, busName: config.eventBusName }),
   });
   const retention = new RetentionRunner({ streams, deletions, clock });
+  const offboarder = new Offboarder({ offboardings, streams, deletions, clock });
   const plans = new PlanStore({ table });
   const planner = new Planner({
     plans,
@@ -141,6 +146,8 @@ export function createPipeline({
     plans,
     planner,
     retention,
+    offboardings,
+    offboarder,
   };
 }
 

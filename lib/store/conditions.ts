@@ -1,6 +1,7 @@
 import {
   DELETION_ACTIVITIES,
   DELETION_TRANSITIONS,
+  OFFBOARDING_TRANSITIONS,
   PLAN_TRANSITIONS,
   STREAM_ACTIVITIES,
   STREAM_TRANSITIONS,
@@ -49,6 +50,15 @@ export const streamMay = (
   step in STREAM_TRANSITIONS
     ? stateIn(STREAM_TRANSITIONS[step as keyof typeof STREAM_TRANSITIONS].from, 'from')
     : stateIn(STREAM_ACTIVITIES[step as keyof typeof STREAM_ACTIVITIES].in, 'in');
+
+/** The offboarding may take this step: its state is one the step is allowed from. */
+export const offboardingMay = (step: keyof typeof OFFBOARDING_TRANSITIONS): Condition => {
+  const from = stateIn(OFFBOARDING_TRANSITIONS[step].from, 'from');
+  // A new offboarding may replace one that ended, or be the tenant's first.
+  return step === 'request'
+    ? { ...from, expression: `attribute_not_exists(pk) OR ${from.expression}` }
+    : from;
+};
 
 /** The plan may take this step: its state is one the step is allowed from. */
 export const planMay = (step: keyof typeof PLAN_TRANSITIONS): Condition =>

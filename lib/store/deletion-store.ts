@@ -10,11 +10,9 @@ import {
   duplicate,
   type FailureReason,
   fenced,
-  hasEnded,
   newDeletion,
   type Outcome,
   ok,
-  PartitionDeletionInProgressError,
   StreamNotFoundError,
   systemClock,
 } from '../core/index.ts';

@@ -9,6 +9,8 @@ export const SWEEP_INDEX = 'sweep';
 /** Partitions of the sweep index: open deletions by last progress, scheduled ones by start. */
 export const OPEN_DELETIONS = 'OPEN';
 export const SCHEDULED_DELETIONS = 'SCHEDULED';
+/** The sweep index's partition of offboardings under way. */
+export const RUNNING_OFFBOARDINGS = 'OFFBOARDINGS';
 /** The sweep index's partition of streams with a retention policy. */
 export const RETENTION_POLICIES = 'RETENTION';
 
@@ -54,6 +56,15 @@ export const keys = {
   upload: (deletionId: string, key: string, uploadId: string): ItemKey => ({
     pk: `DELETION#${deletionId}`,
     sk: `UPLOAD#${uploadId}#${key}`,
+  }),
+  offboarding: (tenant: string): ItemKey => ({ pk: `TENANT#${tenant}`, sk: 'OFFBOARDING' }),
+  offboardingLink: (offboardingId: string, stream: string): ItemKey => ({
+    pk: `OFFBOARDING#${offboardingId}`,
+    sk: `STREAM#${stream}`,
+  }),
+  offboardingLinksOf: (offboardingId: string) => ({
+    pk: `OFFBOARDING#${offboardingId}`,
+    skPrefix: 'STREAM#',
   }),
   plan: (tenant: string, planId: string): ItemKey => ({
     pk: `TENANT#${tenant}`,

@@ -1,5 +1,4 @@
 import {
-  BadRequestError,
   type Clock,
   type DeletionRecord,
   STREAM_TRANSITIONS,
@@ -8,10 +7,13 @@ import {
   type StreamRecord,
   streamPrefix,
   systemClock,
+  TenantDeletingError,
 } from '../core/index.ts';
 import { RETRY, retry } from '../support/index.ts';
 import { all, atGeneration, type Condition, equals, isAbsent, streamMay } from './conditions.ts';
 import { keys, RETENTION_POLICIES, SWEEP_INDEX } from './layout.ts';
+import type { OffboardingStore } from './offboarding-store.ts';
+import { partitionClaimChange, retentionChange, retentionRunChange } from './stream-changes.ts';
 import { decodeToken, encodeToken } from './stream-tokens.ts';
 import type { Table, TransactItem } from './table.ts';
 
@@ -23,6 +25,8 @@ export interface StreamStoreOptions {
   /** Seconds a client is told to wait before writing to a deleting stream again. */
   readonly retryAfterSeconds?: number;
   readonly clock?: Clock;
+  /** Refuses a new stream while its tenant is being offboarded (checked in the same write). */
+  readonly offboardings?: Pick<OffboardingStore, 'notOffboarding' | 'get'>;
 }
 
 export interface CreateResult {
@@ -45,8 +49,10 @@ export class StreamStore {
   readonly #root: string;
   readonly #retryAfter: number;
   readonly #clock: Clock;
+  readonly #offboardings: StreamStoreOptions['offboardings'];
 
   constructor(options: StreamStoreOptions) {
+    this.#offboardings = options.offboardings;
     this.#table = options.table;
     this.#bucket = options.bucket;
     this.#root = options.root;
@@ -77,7 +83,11 @@ export class StreamStore {
         const free: Condition = previous
           ? all(streamMay('create'), atGeneration(previous.generation))
           : isAbsent;
-        const written = await this.#table.put(keys.stream(tenant, stream), record, free);
+        const written = await this.#put(record, free);
+        if (written === 'offboarding') {
+          const offboarding = await this.#offboardings?.get(tenant);
+          throw new TenantDeletingError(tenant, offboarding?.offboardingId);
+        }
         if (written.ok) return { done: true, value: { created: true, stream: record } };
         const old = written.old;
         if (old?.state === 'ACTIVE') return { done: true, value: { created: false, stream: old } };
@@ -87,6 +97,19 @@ export class StreamStore {
       },
       noWait,
     );
+  }
+
+  /** Puts a new incarnation; with offboardings known, only while its tenant is not offboarded. */
+  async #put(record: StreamRecord, free: Condition) {
+    const key = keys.stream(record.tenant, record.stream);
+    if (!this.#offboardings) return this.#table.put(key, record, free);
+    const result = await this.#table.transact([
+      this.#offboardings.notOffboarding(record.tenant),
+      this.#table.putItem({ ...key, ...record }, free),
+    ]);
+    if (result.ok) return { ok: true as const, item: record };
+    if (result.failedIndex === 0) return 'offboarding' as const;
+    return { ok: false as const, old: result.old as StreamRecord | undefined };
   }
 
   /** The stream, if it exists and is not DELETED. */
@@ -115,6 +138,16 @@ export class StreamStore {
       ...(nextToken ? { ExclusiveStartKey: decodeToken(tenant, nextToken) } : {}),
     });
     return { streams: items, ...(lastKey ? { nextToken: encodeToken(lastKey) } : {}) };
+  }
+
+  /** A page of the tenant's streams after `after` (by name), and the last name it read. */
+  async listAfter(tenant: string, after: string | undefined, limit: number) {
+    const token = after ? encodeToken({ ...keys.stream(tenant, after) }) : undefined;
+    const { streams, nextToken } = await this.list(tenant, limit, token);
+    return {
+      streams,
+      lastRead: nextToken ? decodeToken(tenant, nextToken).sk?.slice(7) : undefined,
+    };
   }
 
   /**
@@ -197,14 +230,8 @@ export class StreamStore {
    * generation and holds the deletion's id, one at a time; a holder that ended is replaced.
    */
   claimPartitions(current: StreamRecord, deletion: DeletionRecord): TransactItem {
-    const free: Condition = current.partitionDeletionId
-      ? equals('partitionDeletionId', current.partitionDeletionId)
-      : { expression: 'attribute_not_exists(partitionDeletionId)' };
-    return this.#table.updateItem(keys.stream(current.tenant, current.stream), {
-      update: 'SET partitionDeletionId = :id, updatedAt = :now',
-      values: { ':id': deletion.deletionId, ':now': deletion.requestedAt },
-      condition: all(streamMay('plan'), atGeneration(current.generation), free),
-    });
+    const key = keys.stream(current.tenant, current.stream);
+    return this.#table.updateItem(key, partitionClaimChange(current, deletion));
   }
 
   /** Lets the next partition deletion in, once this one ended (a no-op if another holds it). */
@@ -224,23 +251,7 @@ export class StreamStore {
     stream: string,
     days: number | undefined,
   ): Promise<StreamRecord> {
-    const now = this.#clock.now().toISOString();
-    const change =
-      days === undefined
-        ? {
-            update: 'SET updatedAt = :now REMOVE retentionDays, retentionRunOn, sweepPk, sweepSk',
-            values: { ':now': now },
-          }
-        : {
-            update:
-              'SET retentionDays = :days, sweepPk = :retention, sweepSk = :name, updatedAt = :now',
-            values: {
-              ':days': days,
-              ':retention': RETENTION_POLICIES,
-              ':name': `${tenant}#${stream}`,
-              ':now': now,
-            },
-          };
+    const change = retentionChange(tenant, stream, days, this.#clock.now().toISOString());
     const written = await this.#table.update<StreamRecord>(keys.stream(tenant, stream), {
       ...change,
       condition: streamMay('plan'),
@@ -262,14 +273,8 @@ export class StreamStore {
 
   /** Claims today's retention run of an ACTIVE stream: at most one a day, however many sweeps. */
   async claimRetentionRun(stream: StreamRecord, today: string): Promise<boolean> {
-    const written = await this.#table.update(keys.stream(stream.tenant, stream.stream), {
-      update: 'SET retentionRunOn = :today',
-      values: { ':today': today },
-      condition: all(streamMay('plan'), atGeneration(stream.generation), {
-        expression: 'attribute_not_exists(retentionRunOn) OR retentionRunOn < :today',
-      }),
-    });
-    return written.ok;
+    const key = keys.stream(stream.tenant, stream.stream);
+    return (await this.#table.update(key, retentionRunChange(stream, today))).ok;
   }
 
   /** The stream is held by this deletion, at its generation. */

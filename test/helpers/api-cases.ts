@@ -12,6 +12,9 @@ import {
   type KeyFailure,
   NO_COUNTS,
   newPlan,
+  OffboardingNotFoundError,
+  type OffboardingRecord,
+  type OffboardingView,
   type Outcome,
   PartitionDeletionInProgressError,
   type PlanRecord,
@@ -58,6 +61,12 @@ interface Answers {
   requestPartitions: DeletionRequest;
   /** The stream a retention policy was written to. */
   setRetention: StreamRecord;
+  /** The tenant's offboarding (`null`: it has none). */
+  offboarding: OffboardingRecord | null;
+  /** What cancelling it answers (`null`: it was not RUNNING in its window). */
+  offboardingCancel: OffboardingRecord | null;
+  /** The offboarding's view. */
+  offboardingView: OffboardingView;
   /** Whether the plan's transaction found the stream still ACTIVE. */
   planRequest: Outcome<PlanRecord>;
   /** The plan record a plan is read from (`null`: there is none). */
@@ -127,12 +136,45 @@ function handlerWith(fault: Fault = {}) {
     },
     pageSize: 1000,
     workerConcurrency: 20,
+    offboardings: {
+      get: async () => answer(fault.offboarding, null) ?? undefined,
+      request: async () => ({ created: true, offboarding: AN_OFFBOARDING }),
+      cancel: async () =>
+        answer(fault.offboardingCancel, { ...AN_OFFBOARDING, state: 'CANCELLED' }) ?? undefined,
+    },
+    offboarder: {
+      view: async () => answer(fault.offboardingView, AN_OFFBOARDING_VIEW),
+      refresh: async () => 'cancelled',
+    },
     signer: SIGNER,
     keys: { get: async () => answer(fault.key, OLD_KEY) ?? undefined },
   });
 }
 
 const SIGNER = localSigner();
+const AN_OFFBOARDING: OffboardingRecord = {
+  type: 'OFFBOARDING',
+  tenant: 'acme',
+  offboardingId: 'c3d5e7f9-2b4c-4d6e-8f0a-1b2c3d4e5f6a',
+  state: 'RUNNING',
+  requestedAt: NOW.toISOString(),
+  executeAfter: new Date(NOW.getTime() + 86_400_000).toISOString(),
+  updatedAt: NOW.toISOString(),
+  fannedOut: false,
+  streams: 0,
+};
+const AN_OFFBOARDING_VIEW: OffboardingView = {
+  tenant: 'acme',
+  offboardingId: AN_OFFBOARDING.offboardingId,
+  state: 'SCHEDULED',
+  deletions: [DELETION_ID],
+  streams: 1,
+  deletionStates: { SCHEDULED: 1 },
+  objectsDeleted: 0,
+  bytesDeleted: 0,
+  requestedAt: AN_OFFBOARDING.requestedAt,
+  executeAfter: AN_OFFBOARDING.executeAfter,
+};
 const A_PLAN = {
   ...newPlan(aStream(), 'b2c4e6f8-1a3b-4c5d-8e9f-0a1b2c3d4e5f', NOW, {
     pageSize: 1000,
@@ -178,6 +220,9 @@ export const everythingFails: Fault = {
   planRequest: boom,
   requestPartitions: boom,
   setRetention: boom,
+  offboarding: boom,
+  offboardingCancel: boom,
+  offboardingView: boom,
 };
 
 const scheduled = aDeletion({
@@ -337,6 +382,41 @@ export const CASES: Record<Operation, Case[]> = {
       },
     },
     { label: 'a bad id', params: { deletionId: 'NOT-A-UUID' } },
+  ],
+  deleteTenant: [
+    { label: 'accepted' },
+    { label: 'accepted, with a grace window', query: { graceSeconds: '86400' } },
+    { label: 'a repeat while it runs', fault: { offboarding: AN_OFFBOARDING } },
+    { label: 'a tenant without streams', fault: { list: { streams: [] } } },
+    { label: 'a grace window too long', query: { graceSeconds: '99999999' } },
+  ],
+  getOffboarding: [
+    { label: 'scheduled' },
+    {
+      label: 'completed',
+      fault: {
+        offboardingView: {
+          ...AN_OFFBOARDING_VIEW,
+          state: 'COMPLETED',
+          deletionStates: { COMPLETED: 1 },
+          objectsDeleted: 12,
+          bytesDeleted: 1200,
+          completedAt: NOW.toISOString(),
+        },
+      },
+    },
+    {
+      label: 'none',
+      fault: { offboardingView: new OffboardingNotFoundError('acme') },
+    },
+  ],
+  cancelOffboarding: [
+    { label: 'cancelled' },
+    { label: 'none', fault: { offboardingCancel: null } },
+    {
+      label: 'its window is over',
+      fault: { offboardingCancel: null, offboarding: AN_OFFBOARDING },
+    },
   ],
   deletePartitions: [
     { label: 'accepted', query: { before: '2026-02-01' } },

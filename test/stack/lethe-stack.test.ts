@@ -133,20 +133,34 @@ describe('dispatcher event source', () => {
     });
   });
 
-  it('lets through only PENDING deletions and plans, on INSERT and MODIFY', () => {
+  it('lets through only PENDING deletions and plans, and offboarding steps, on INSERT and MODIFY', () => {
     // Act
-    const pattern = new Capture();
+    const first = new Capture();
+    const second = new Capture();
     template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
       FunctionName: dispatcher(),
-      FilterCriteria: { Filters: [{ Pattern: pattern }] },
+      FilterCriteria: { Filters: [{ Pattern: first }, { Pattern: second }] },
     });
-    const { eventName, ...rest } = JSON.parse(pattern.asString()) as { eventName: string[] };
+    const patterns = [first, second].map(
+      (pattern) => JSON.parse(pattern.asString()) as { eventName: string[] },
+    );
 
     // Assess
-    expect([...eventName].sort()).toEqual(['INSERT', 'MODIFY']);
-    expect(rest).toEqual({
-      dynamodb: { NewImage: { type: { S: ['DELETION', 'PLAN'] }, state: { S: ['PENDING'] } } },
-    });
+    for (const { eventName } of patterns) {
+      expect([...eventName].sort()).toEqual(['INSERT', 'MODIFY']);
+    }
+    expect(patterns.map(({ eventName: _, ...rest }) => rest)).toEqual([
+      { dynamodb: { NewImage: { type: { S: ['DELETION', 'PLAN'] }, state: { S: ['PENDING'] } } } },
+      {
+        dynamodb: {
+          NewImage: {
+            type: { S: ['OFFBOARDING'] },
+            state: { S: ['RUNNING'] },
+            fannedOut: { BOOL: [false] },
+          },
+        },
+      },
+    ]);
   });
 
   it('splits a failing batch to isolate the bad record', () => {

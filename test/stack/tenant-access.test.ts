@@ -77,6 +77,7 @@ describe('TenantInvokePolicy', () => {
     // Assess
     expect(statements().map((statement) => [statement.Sid, statement.Effect])).toEqual([
       ['OwnTenant', 'Allow'],
+      ['OwnTenantOffboarding', 'Allow'],
       ['Health', 'Allow'],
       ['CertificateKey', 'Allow'],
     ]);
@@ -142,6 +143,7 @@ describe('tenantInvokeStatements (one role per tenant)', () => {
     // Assess
     expect(resources.map((resource) => render(stack.resolve(resource)))).toEqual([
       `arn:<AWS::Partition>:execute-api:<AWS::Region>:<AWS::AccountId>:<${apiId}>/<${stageId}>/*/v1/tenants/acme/*`,
+      `arn:<AWS::Partition>:execute-api:<AWS::Region>:<AWS::AccountId>:<${apiId}>/<${stageId}>/DELETE/v1/tenants/acme`,
       `arn:<AWS::Partition>:execute-api:<AWS::Region>:<AWS::AccountId>:<${apiId}>/<${stageId}>/GET/v1/health`,
       `arn:<AWS::Partition>:execute-api:<AWS::Region>:<AWS::AccountId>:<${apiId}>/<${stageId}>/GET/v1/certificate-key`,
     ]);

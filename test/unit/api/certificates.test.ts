@@ -44,6 +44,8 @@ function apiWith(deletion = aDeletion()) {
     maxEventsBytes: 1024,
     defaultGraceSeconds: 0,
     plans: { request: unused, get: unused, totals: unused },
+    offboardings: { request: unused, get: unused, cancel: unused },
+    offboarder: { view: unused, refresh: unused },
     pageSize: 1000,
     workerConcurrency: 20,
     signer,

@@ -79,6 +79,14 @@ function api() {
     },
     pageSize: 1000,
     workerConcurrency: 20,
+    offboardings: {
+      request: async () => {
+        throw new Error('not reached');
+      },
+      get: async () => undefined,
+      cancel: async () => undefined,
+    },
+    offboarder: { view: async () => ({}), refresh: async () => 'running' },
     onUnexpectedError,
   });
   /** The api's response to a request. */

@@ -1,0 +1,146 @@
+import {
+  type Clock,
+  type DeletionRecord,
+  type DeletionState,
+  OffboardingNotFoundError,
+  type OffboardingRecord,
+  type OffboardingView,
+  systemClock,
+} from '../core/index.ts';
+import type { DeletionStore, OffboardingStore, StreamStore } from '../store/index.ts';
+
+export interface OffboarderOptions {
+  readonly offboardings: Pick<
+    OffboardingStore,
+    'get' | 'link' | 'links' | 'advance' | 'complete' | 'settleCancel'
+  >;
+  readonly streams: Pick<StreamStore, 'listAfter'>;
+  readonly deletions: Pick<DeletionStore, 'request' | 'get' | 'cancel'>;
+  readonly clock?: Clock;
+  /** Streams taken in per fan-out step. @default 100 */
+  readonly pageSize?: number;
+}
+
+/** A cancelled offboarding is settled once this long has passed with nothing left to cancel. */
+const SETTLE_AFTER_MS = 120_000;
+
+/**
+ * A tenant's offboarding, driven by its own writes: each fan-out step takes one page of the
+ * tenant's streams in (a deletion each, with the offboarding's grace window; streams being
+ * deleted already are taken in as they are) and records how far it got, and that write reaches
+ * the dispatcher as the next step. No invocation walks all of a tenant's streams. The sweeper
+ * completes an offboarding whose deletions have all completed, and finishes cancelling one.
+ */
+export class Offboarder {
+  readonly #offboardings: OffboarderOptions['offboardings'];
+  readonly #streams: OffboarderOptions['streams'];
+  readonly #deletions: OffboarderOptions['deletions'];
+  readonly #clock: Clock;
+  readonly #pageSize: number;
+
+  constructor(options: OffboarderOptions) {
+    this.#offboardings = options.offboardings;
+    this.#streams = options.streams;
+    this.#deletions = options.deletions;
+    this.#clock = options.clock ?? systemClock;
+    this.#pageSize = options.pageSize ?? 100;
+  }
+
+  /** One fan-out step; a repeated or late one changes nothing. */
+  async fanOut(ref: { tenant: string; offboardingId: string }): Promise<'advanced' | 'stale'> {
+    const seen = await this.#offboardings.get(ref.tenant);
+    if (seen?.offboardingId !== ref.offboardingId || seen.state !== 'RUNNING' || seen.fannedOut) {
+      return 'stale';
+    }
+    const page = await this.#streams.listAfter(seen.tenant, seen.fanoutAfter, this.#pageSize);
+    const grace = Math.max(
+      0,
+      Math.ceil((Date.parse(seen.executeAfter) - this.#clock.now().getTime()) / 1000),
+    );
+    for (const stream of page.streams) {
+      const { deletion } = await this.#deletions.request(seen.tenant, stream.stream, grace);
+      await this.#offboardings.link(seen, stream.stream, deletion.deletionId);
+    }
+    // The write that records the step is the next step's trigger (or ends the fan-out).
+    return (await this.#offboardings.advance(seen, page.lastRead)) ? 'advanced' : 'stale';
+  }
+
+  /** The sweeper's look at an offboarding under way. */
+  async refresh(offboarding: OffboardingRecord): Promise<'completed' | 'running' | 'cancelled'> {
+    if (offboarding.state === 'CANCELLED') return this.#cancelRest(offboarding);
+    if (offboarding.state !== 'RUNNING' || !offboarding.fannedOut) return 'running';
+    const deletions = await this.#deletionsOf(offboarding);
+    if (!deletions.every((deletion) => deletion?.state === 'COMPLETED')) return 'running';
+    const totals = deletions.reduce(
+      (sum, deletion) => ({
+        objectsDeleted: sum.objectsDeleted + (deletion?.objectsDeleted ?? 0),
+        bytesDeleted: sum.bytesDeleted + (deletion?.bytesDeleted ?? 0),
+      }),
+      { objectsDeleted: 0, bytesDeleted: 0 },
+    );
+    return (await this.#offboardings.complete(offboarding, totals)) ? 'completed' : 'running';
+  }
+
+  /** The offboarding as the API answers it: its deletions, their states, summed counts. */
+  async view(tenant: string): Promise<OffboardingView> {
+    const offboarding = await this.#offboardings.get(tenant);
+    if (!offboarding) throw new OffboardingNotFoundError(tenant);
+    const deletions = (await this.#deletionsOf(offboarding)).filter(
+      (deletion): deletion is DeletionRecord => deletion !== undefined,
+    );
+    const states: Partial<Record<DeletionState, number>> = {};
+    for (const deletion of deletions) states[deletion.state] = (states[deletion.state] ?? 0) + 1;
+    const scheduled =
+      offboarding.state === 'RUNNING' &&
+      Date.parse(offboarding.executeAfter) > this.#clock.now().getTime();
+    return {
+      tenant,
+      offboardingId: offboarding.offboardingId,
+      state: scheduled ? 'SCHEDULED' : offboarding.state,
+      deletions: deletions.map((deletion) => deletion.deletionId),
+      streams: offboarding.streams,
+      deletionStates: states,
+      objectsDeleted:
+        offboarding.objectsDeleted ?? deletions.reduce((sum, d) => sum + d.objectsDeleted, 0),
+      bytesDeleted:
+        offboarding.bytesDeleted ?? deletions.reduce((sum, d) => sum + d.bytesDeleted, 0),
+      requestedAt: offboarding.requestedAt,
+      executeAfter: offboarding.executeAfter,
+      ...(offboarding.completedAt ? { completedAt: offboarding.completedAt } : {}),
+      ...(offboarding.cancelledAt ? { cancelledAt: offboarding.cancelledAt } : {}),
+    };
+  }
+
+  /** Cancels every deletion it took in that has not started; settles once none is left. */
+  async #cancelRest(offboarding: OffboardingRecord): Promise<'cancelled'> {
+    let left = 0;
+    for (const deletion of await this.#deletionsOf(offboarding)) {
+      if (deletion?.state !== 'SCHEDULED') continue;
+      left++;
+      try {
+        await this.#deletions.cancel(deletion.tenant, deletion.deletionId);
+      } catch {
+        // Started meanwhile (its window ended): it runs to its end; nothing else to do.
+      }
+    }
+    const settled = Date.parse(offboarding.cancelledAt ?? offboarding.updatedAt) + SETTLE_AFTER_MS;
+    if (left === 0 && this.#clock.now().getTime() > settled) {
+      await this.#offboardings.settleCancel(offboarding);
+    }
+    return 'cancelled';
+  }
+
+  async #deletionsOf(offboarding: OffboardingRecord): Promise<Array<DeletionRecord | undefined>> {
+    const found: Array<DeletionRecord | undefined> = [];
+    let batch: Promise<DeletionRecord | undefined>[] = [];
+    for await (const link of this.#offboardings.links(offboarding)) {
+      batch.push(this.#deletions.get(link.tenant, link.deletionId));
+      if (batch.length === 16) {
+        found.push(...(await Promise.all(batch)));
+        batch = [];
+      }
+    }
+    found.push(...(await Promise.all(batch)));
+    return found;
+  }
+}

@@ -1,0 +1,189 @@
+import { randomUUID } from 'node:crypto';
+import {
+  type Clock,
+  OFFBOARDING_TRANSITIONS,
+  type OffboardingLink,
+  type OffboardingRecord,
+  systemClock,
+} from '../core/index.ts';
+import { equals, isAbsent, offboardingMay } from './conditions.ts';
+import { keys, RUNNING_OFFBOARDINGS, SWEEP_INDEX } from './layout.ts';
+import type { Table, TransactItem } from './table.ts';
+
+/**
+ * The offboarding item of a tenant (one at a time) and its links to the deletions it took in:
+ * the only code that writes them. A running offboarding sits in the sweep index, where the
+ * sweeper finds it to complete (or finish cancelling) it.
+ */
+export class OffboardingStore {
+  readonly #table: Table;
+  readonly #clock: Clock;
+
+  constructor(options: { readonly table: Table; readonly clock?: Clock }) {
+    this.#table = options.table;
+    this.#clock = options.clock ?? systemClock;
+  }
+
+  /** A new RUNNING offboarding, unless one is under way: then that one (`created: false`). */
+  async request(
+    tenant: string,
+    graceSeconds: number,
+  ): Promise<{ created: boolean; offboarding: OffboardingRecord }> {
+    const now = this.#clock.now();
+    const at = now.toISOString();
+    const offboarding: OffboardingRecord = {
+      type: 'OFFBOARDING',
+      tenant,
+      offboardingId: randomUUID(),
+      state: OFFBOARDING_TRANSITIONS.request.to,
+      requestedAt: at,
+      executeAfter: new Date(now.getTime() + graceSeconds * 1000).toISOString(),
+      updatedAt: at,
+      fannedOut: false,
+      streams: 0,
+    };
+    const written = await this.#table.put(
+      keys.offboarding(tenant),
+      offboarding,
+      offboardingMay('request'),
+      {
+        sweepPk: RUNNING_OFFBOARDINGS,
+        sweepSk: `${at}#${tenant}`,
+      },
+    );
+    if (written.ok) return { created: true, offboarding };
+    if (written.old) return { created: false, offboarding: written.old };
+    return this.request(tenant, graceSeconds);
+  }
+
+  async get(tenant: string): Promise<OffboardingRecord | undefined> {
+    return this.#table.read<OffboardingRecord>(keys.offboarding(tenant));
+  }
+
+  /** The transaction part that refuses a new stream while the tenant is being offboarded. */
+  notOffboarding(tenant: string): TransactItem {
+    return this.#table.checkItem(keys.offboarding(tenant), offboardingMay('request'));
+  }
+
+  /**
+   * Takes one stream in, once: the link and the count move together, so a repeated fan-out
+   * step counts nothing twice.
+   */
+  async link(offboarding: OffboardingRecord, stream: string, deletionId: string): Promise<boolean> {
+    const link: OffboardingLink = {
+      offboardingId: offboarding.offboardingId,
+      tenant: offboarding.tenant,
+      stream,
+      deletionId,
+    };
+    const result = await this.#table.transact([
+      this.#table.putItem(
+        { ...keys.offboardingLink(link.offboardingId, stream), ...link },
+        isAbsent,
+      ),
+      this.#table.updateItem(keys.offboarding(offboarding.tenant), {
+        update: 'ADD streams :one',
+        values: { ':one': 1 },
+        condition: equals('offboardingId', offboarding.offboardingId),
+      }),
+    ]);
+    return result.ok;
+  }
+
+  links(offboarding: Pick<OffboardingRecord, 'offboardingId'>): AsyncGenerator<OffboardingLink> {
+    const scope = keys.offboardingLinksOf(offboarding.offboardingId);
+    return this.#table.query<OffboardingLink>({
+      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+      ExpressionAttributeValues: { ':pk': scope.pk, ':prefix': scope.skPrefix },
+      ConsistentRead: true,
+    });
+  }
+
+  /**
+   * Records one fan-out step: the streams after `seen.fanoutAfter` up to `last` are taken in
+   * (`last` absent: every stream is). Its condition (nobody moved since `seen`) makes a repeated
+   * step a no-op, and its write is the next step's trigger.
+   */
+  async advance(seen: OffboardingRecord, last: string | undefined): Promise<boolean> {
+    const written = await this.#table.update(keys.offboarding(seen.tenant), {
+      update: last
+        ? 'SET fanoutAfter = :last, updatedAt = :now'
+        : 'SET fannedOut = :true, updatedAt = :now',
+      values: { ...(last ? { ':last': last } : { ':true': true }), ':now': this.#now() },
+      condition: {
+        expression: `#state = :running AND offboardingId = :id AND fannedOut = :false AND ${
+          seen.fanoutAfter ? 'fanoutAfter = :after' : 'attribute_not_exists(fanoutAfter)'
+        }`,
+        names: { '#state': 'state' },
+        values: {
+          ':running': 'RUNNING',
+          ':id': seen.offboardingId,
+          ':false': false,
+          ...(seen.fanoutAfter ? { ':after': seen.fanoutAfter } : {}),
+        },
+      },
+    });
+    return written.ok;
+  }
+
+  /** RUNNING -> COMPLETED with the sums of its deletions; the tenant's names are free. */
+  async complete(
+    offboarding: OffboardingRecord,
+    totals: { objectsDeleted: number; bytesDeleted: number },
+  ) {
+    const written = await this.#table.update(keys.offboarding(offboarding.tenant), {
+      update:
+        'SET #state = :to, objectsDeleted = :objects, bytesDeleted = :bytes, completedAt = :now, updatedAt = :now REMOVE sweepPk, sweepSk',
+      values: {
+        ':to': OFFBOARDING_TRANSITIONS.complete.to,
+        ':objects': totals.objectsDeleted,
+        ':bytes': totals.bytesDeleted,
+        ':now': this.#now(),
+        ':id': offboarding.offboardingId,
+      },
+      condition: {
+        ...offboardingMay('complete'),
+        expression: `(${offboardingMay('complete').expression}) AND offboardingId = :id`,
+      },
+    });
+    return written.ok;
+  }
+
+  /**
+   * RUNNING -> CANCELLED while its grace window lasts; it stays in the sweep index until the
+   * sweeper has cancelled every deletion it took in (`cancelDone`).
+   */
+  async cancel(tenant: string): Promise<OffboardingRecord | undefined> {
+    const now = this.#now();
+    const written = await this.#table.update<OffboardingRecord>(keys.offboarding(tenant), {
+      update: 'SET #state = :to, cancelledAt = :now, updatedAt = :now',
+      values: { ':to': OFFBOARDING_TRANSITIONS.cancel.to, ':now': now },
+      condition: {
+        ...offboardingMay('cancel'),
+        expression: `(${offboardingMay('cancel').expression}) AND executeAfter > :now`,
+      },
+    });
+    return written.ok ? written.item : undefined;
+  }
+
+  /** A cancelled offboarding whose deletions are all cancelled leaves the sweep index. */
+  async settleCancel(offboarding: OffboardingRecord): Promise<void> {
+    await this.#table.update(keys.offboarding(offboarding.tenant), {
+      update: 'REMOVE sweepPk, sweepSk',
+      condition: equals('offboardingId', offboarding.offboardingId),
+    });
+  }
+
+  /** Offboardings the sweeper still has work on: running, or cancelled and not yet settled. */
+  underWay(): AsyncGenerator<OffboardingRecord> {
+    return this.#table.query<OffboardingRecord>({
+      IndexName: SWEEP_INDEX,
+      KeyConditionExpression: 'sweepPk = :offboardings',
+      ExpressionAttributeValues: { ':offboardings': RUNNING_OFFBOARDINGS },
+    });
+  }
+
+  #now() {
+    return this.#clock.now().toISOString();
+  }
+}

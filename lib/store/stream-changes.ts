@@ -1,0 +1,61 @@
+import type { DeletionRecord, StreamRecord } from '../core/index.ts';
+import { all, atGeneration, type Condition, equals, streamMay } from './conditions.ts';
+import { RETENTION_POLICIES } from './layout.ts';
+import type { Change } from './table.ts';
+
+/**
+ * StreamStore's retention and partition writes, as data: setting or removing a policy (a
+ * stream with one sits in the sweep index's RETENTION partition), claiming a day's run, and
+ * claiming the stream for a partition deletion.
+ */
+export function retentionChange(
+  tenant: string,
+  stream: string,
+  days: number | undefined,
+  now: string,
+): Change {
+  const condition = streamMay('plan');
+  if (days === undefined) {
+    return {
+      update: 'SET updatedAt = :now REMOVE retentionDays, retentionRunOn, sweepPk, sweepSk',
+      values: { ':now': now },
+      condition,
+    };
+  }
+  return {
+    update: 'SET retentionDays = :days, sweepPk = :retention, sweepSk = :name, updatedAt = :now',
+    values: {
+      ':days': days,
+      ':retention': RETENTION_POLICIES,
+      ':name': `${tenant}#${stream}`,
+      ':now': now,
+    },
+    condition,
+  };
+}
+
+/** Today's run of an ACTIVE stream's policy, claimed once: at most one a day. */
+export function retentionRunChange(stream: StreamRecord, today: string): Change {
+  return {
+    update: 'SET retentionRunOn = :today',
+    values: { ':today': today },
+    condition: all(streamMay('plan'), atGeneration(stream.generation), {
+      expression: 'attribute_not_exists(retentionRunOn) OR retentionRunOn < :today',
+    }),
+  };
+}
+
+/**
+ * The stream's part of a partition deletion's request: it stays ACTIVE at its generation and
+ * holds the deletion's id, one at a time; a holder that ended is replaced.
+ */
+export function partitionClaimChange(current: StreamRecord, deletion: DeletionRecord): Change {
+  const free: Condition = current.partitionDeletionId
+    ? equals('partitionDeletionId', current.partitionDeletionId)
+    : { expression: 'attribute_not_exists(partitionDeletionId)' };
+  return {
+    update: 'SET partitionDeletionId = :id, updatedAt = :now',
+    values: { ':id': deletion.deletionId, ':now': deletion.requestedAt },
+    condition: all(streamMay('plan'), atGeneration(current.generation), free),
+  };
+}

@@ -1,0 +1,173 @@
+import { randomUUID } from 'node:crypto';
+import { EventBridgeClient, PutRuleCommand, PutTargetsCommand } from '@aws-sdk/client-eventbridge';
+import {
+  CreateQueueCommand,
+  GetQueueAttributesCommand,
+  ReceiveMessageCommand,
+  SQSClient,
+} from '@aws-sdk/client-sqs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { OffboardingView } from '../../lib/core/index.ts';
+import { type ApiClient, apiClient, parseLocation, waitFor } from '../helpers/http.ts';
+import { listAll, partitionedObjects, seedObjects } from '../helpers/s3.ts';
+import { startTarget, type TestTarget } from '../helpers/target.ts';
+
+/**
+ * Offboarding a whole tenant, end to end: every stream gets a deletion (over more than one
+ * fan-out step), creating a stream under it is refused until it ends, another tenant is
+ * untouched, it can be taken back within its grace window, and its changes reach the bus.
+ */
+describe.skipIf(process.env.LETHE_TEST_API_URL)('tenant offboarding', () => {
+  let target: TestTarget;
+  let api: ApiClient;
+  const tenant = () => `o${randomUUID().slice(0, 8)}`;
+
+  beforeAll(async () => {
+    target = await startTarget();
+    api = apiClient(target.baseUrl);
+  });
+  afterAll(async () => {
+    await target?.stop();
+  });
+
+  const offboarding = async (name: string) =>
+    (await api.call<OffboardingView>('GET', `/v1/tenants/${name}/offboarding`)).body;
+
+  /** A queue subscribed to the bus for offboarding changes. */
+  async function subscribe(name: string) {
+    const sqs = new SQSClient({});
+    const events = new EventBridgeClient({});
+    const bus = target.local?.resources.buses[0] ?? '';
+    const rule = `off-${randomUUID().slice(0, 8)}`;
+    const { QueueUrl = '' } = await sqs.send(new CreateQueueCommand({ QueueName: rule }));
+    const { Attributes } = await sqs.send(
+      new GetQueueAttributesCommand({ QueueUrl, AttributeNames: ['QueueArn'] }),
+    );
+    const pattern = {
+      'detail-type': ['Tenant Offboarding State Change'],
+      detail: { tenant: [name] },
+    };
+    await events.send(
+      new PutRuleCommand({ Name: rule, EventBusName: bus, EventPattern: JSON.stringify(pattern) }),
+    );
+    await events.send(
+      new PutTargetsCommand({
+        Rule: rule,
+        EventBusName: bus,
+        Targets: [{ Id: 'queue', Arn: Attributes?.QueueArn ?? '' }],
+      }),
+    );
+    const states: string[] = [];
+    return async () => {
+      const { Messages = [] } = await sqs.send(
+        new ReceiveMessageCommand({ QueueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 1 }),
+      );
+      for (const message of Messages) {
+        states.push(
+          (JSON.parse(message.Body ?? '{}') as { detail: { state: string } }).detail.state,
+        );
+      }
+      return states;
+    };
+  }
+
+  it('deletes every stream of the tenant, refuses new ones meanwhile, and frees the names', async () => {
+    // Arrange: 105 streams (more than one fan-out step): two with data, one already scheduled
+    // for deletion, the rest empty; and another tenant's stream with data.
+    const name = tenant();
+    const other = tenant();
+    const received = await subscribe(name);
+    const seeded = new Map<string, number>();
+    for (const stream of ['a-data', 'b-data']) {
+      const { body } = await api.create(name, stream);
+      const where = parseLocation(String(body.location));
+      await seedObjects(target.s3, where.bucket, partitionedObjects(where.prefix, 20, 2));
+      seeded.set(stream, 20);
+    }
+    await api.create(name, 'c-scheduled');
+    const scheduled = await api.delete(name, 'c-scheduled', '?graceSeconds=3600');
+    for (let n = 0; n < 102; n++) await api.create(name, `empty-${String(n).padStart(3, '0')}`);
+    const kept = await api.create(other, 'logs');
+    const keptAt = parseLocation(String(kept.body.location));
+    await seedObjects(target.s3, keptAt.bucket, partitionedObjects(keptAt.prefix, 10, 1));
+
+    // Act
+    const reply = await api.call<OffboardingView>('DELETE', `/v1/tenants/${name}`);
+    const refused = await api.create(name, 'late');
+    const repeat = await api.call<OffboardingView>('DELETE', `/v1/tenants/${name}`);
+    // The stream scheduled before was taken in as it was; start it now.
+    await waitFor('the fan-out to take every stream in', async () =>
+      (await offboarding(name)).streams === 105 ? true : undefined,
+    );
+    expect((await api.expedite(name, String(scheduled.body.deletionId))).status).toBe(202);
+    const done = await waitFor(
+      'the offboarding to complete',
+      async () => {
+        const view = await offboarding(name);
+        return view.state === 'COMPLETED' ? view : undefined;
+      },
+      180_000,
+      500,
+    );
+
+    // Assess
+    expect(reply.status).toBe(202);
+    expect(reply.headers.get('location')).toBe(`/v1/tenants/${name}/offboarding`);
+    expect(repeat.body.offboardingId).toBe(reply.body.offboardingId);
+    expect(refused).toMatchObject({ status: 409, body: { error: { code: 'TenantDeleting' } } });
+    expect(done).toMatchObject({
+      streams: 105,
+      deletionStates: { COMPLETED: 105 },
+      objectsDeleted: 40,
+    });
+    expect(done.deletions).toHaveLength(105);
+    expect(done.deletions).toContain(scheduled.body.deletionId);
+    expect((await api.list(name)).body.streams).toEqual([]);
+    expect((await listAll(target.s3, keptAt.bucket, keptAt.prefix)).size).toBe(10);
+    expect((await api.create(name, 'a-data')).body).toMatchObject({ generation: 2 });
+    await waitFor('RUNNING and COMPLETED on the bus', async () => {
+      const states = await received();
+      return states.includes('COMPLETED') ? states : undefined;
+    });
+    expect(await received()).toEqual(['RUNNING', 'COMPLETED']);
+  });
+
+  it('takes an offboarding back within its grace window: every object is still there', async () => {
+    // Arrange
+    const name = tenant();
+    const { body } = await api.create(name, 'logs');
+    const where = parseLocation(String(body.location));
+    await seedObjects(target.s3, where.bucket, partitionedObjects(where.prefix, 12, 2));
+    await api.create(name, 'empty');
+    await api.call('DELETE', `/v1/tenants/${name}?graceSeconds=3600`);
+    await waitFor('both streams taken in', async () =>
+      (await offboarding(name)).streams === 2 ? true : undefined,
+    );
+    expect((await offboarding(name)).state).toBe('SCHEDULED');
+
+    // Act
+    const cancelled = await api.call<OffboardingView>(
+      'POST',
+      `/v1/tenants/${name}/offboarding/cancel`,
+    );
+    const again = await api.call('POST', `/v1/tenants/${name}/offboarding/cancel`);
+
+    // Assess
+    expect(cancelled).toMatchObject({
+      status: 200,
+      body: { state: 'CANCELLED', deletionStates: { CANCELLED: 2 } },
+    });
+    expect(again).toMatchObject({
+      status: 409,
+      body: { error: { code: 'OffboardingNotCancellable' } },
+    });
+    expect((await api.get(name, 'logs')).body).toMatchObject({ state: 'ACTIVE', generation: 1 });
+    expect((await listAll(target.s3, where.bucket, where.prefix)).size).toBe(12);
+    expect((await api.create(name, 'new')).status).toBe(201);
+  });
+
+  it('answers 404 for a tenant without streams', async () => {
+    const reply = await api.call('DELETE', `/v1/tenants/${tenant()}`);
+    expect(reply).toMatchObject({ status: 404, body: { error: { code: 'TenantNotFound' } } });
+  });
+});

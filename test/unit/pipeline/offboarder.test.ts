@@ -1,0 +1,155 @@
+import { describe, expect, it, vi } from 'vitest';
+import {
+  clockOf,
+  type DeletionRecord,
+  type OffboardingLink,
+  type OffboardingRecord,
+  type StreamRecord,
+} from '../../../lib/core/index.ts';
+import { Offboarder, type OffboarderOptions } from '../../../lib/pipeline/index.ts';
+import { aDeletion, aStream, NOW } from '../../helpers/records.ts';
+
+const OFFBOARDING_ID = 'c3d5e7f9-2b4c-4d6e-8f0a-1b2c3d4e5f6a';
+
+/** An offboarding of `acme`, its streams, and stores that behave as their conditions say. */
+function world(names: string[], overrides: Partial<OffboardingRecord> = {}) {
+  let record: OffboardingRecord = {
+    type: 'OFFBOARDING',
+    tenant: 'acme',
+    offboardingId: OFFBOARDING_ID,
+    state: 'RUNNING',
+    requestedAt: NOW.toISOString(),
+    executeAfter: new Date(NOW.getTime() + 3_600_000).toISOString(),
+    updatedAt: NOW.toISOString(),
+    fannedOut: false,
+    streams: 0,
+    ...overrides,
+  };
+  const links: OffboardingLink[] = [];
+  const deletions = new Map<string, DeletionRecord>();
+  const streams: StreamRecord[] = names.map((stream) => aStream({ stream }));
+  const offboardings = {
+    get: vi.fn(async () => ({ ...record })),
+    link: vi.fn(async (_: OffboardingRecord, stream: string, deletionId: string) => {
+      if (links.some((link) => link.stream === stream)) return false;
+      links.push({ offboardingId: OFFBOARDING_ID, tenant: 'acme', stream, deletionId });
+      record = { ...record, streams: record.streams + 1 };
+      return true;
+    }),
+    links: vi.fn(async function* () {
+      yield* links;
+    }),
+    advance: vi.fn(async (seen: OffboardingRecord, last: string | undefined) => {
+      if (seen.fanoutAfter !== record.fanoutAfter || record.fannedOut) return false;
+      record = last ? { ...record, fanoutAfter: last } : { ...record, fannedOut: true };
+      return true;
+    }),
+    complete: vi.fn(async (_: OffboardingRecord, totals: { objectsDeleted: number }) => {
+      record = { ...record, state: 'COMPLETED', objectsDeleted: totals.objectsDeleted };
+      return true;
+    }),
+    settleCancel: vi.fn(async () => {}),
+  } satisfies OffboarderOptions['offboardings'];
+  const options: OffboarderOptions = {
+    offboardings,
+    streams: {
+      listAfter: async (_tenant, after, limit) => {
+        const rest = streams.filter((stream) => !after || stream.stream > after);
+        const page = rest.slice(0, limit);
+        return {
+          streams: page,
+          lastRead: rest.length > limit ? page.at(-1)?.stream : undefined,
+        };
+      },
+    },
+    deletions: {
+      request: vi.fn(async (tenant: string, stream: string, grace = 0) => {
+        const deletion = aDeletion({
+          tenant,
+          stream,
+          deletionId: `${stream}-deletion`,
+          state: grace > 0 ? 'SCHEDULED' : 'PENDING',
+        });
+        deletions.set(deletion.deletionId, deletion);
+        return { created: true, deletion };
+      }),
+      get: async (_tenant, id) => deletions.get(id),
+      cancel: vi.fn(async (_tenant: string, id: string) => {
+        const cancelled = { ...(deletions.get(id) as DeletionRecord), state: 'CANCELLED' as const };
+        deletions.set(id, cancelled);
+        return cancelled;
+      }),
+    },
+    clock: clockOf(() => NOW),
+    pageSize: 2,
+  };
+  return { offboarder: new Offboarder(options), record: () => record, deletions, options, links };
+}
+
+describe('Offboarder', () => {
+  it('takes the streams in a page per step, each once, with the grace window left', async () => {
+    // Arrange
+    const { offboarder, record, options } = world(['a', 'b', 'c', 'd', 'e']);
+
+    // Act: steps until the fan-out is over, each step repeated (a redelivered record)
+    const ref = { tenant: 'acme', offboardingId: OFFBOARDING_ID };
+    let steps = 0;
+    while (!record().fannedOut && steps < 10) {
+      const seen = record();
+      await offboarder.fanOut(ref);
+      // The same record delivered again: its advance fails, and nothing is counted twice.
+      (options.offboardings.get as ReturnType<typeof vi.fn>).mockResolvedValueOnce(seen);
+      expect(await offboarder.fanOut(ref)).toBe('stale');
+      steps++;
+    }
+
+    // Assess
+    expect(steps).toBe(3);
+    expect(record()).toMatchObject({ streams: 5, fannedOut: true });
+    expect(options.deletions.request).toHaveBeenCalledWith('acme', 'a', 3600);
+  });
+
+  it('completes only when every deletion it took in has completed, with their sums', async () => {
+    // Arrange
+    const { offboarder, record, deletions } = world(['a', 'b'], {
+      executeAfter: NOW.toISOString(),
+    });
+    const ref = { tenant: 'acme', offboardingId: OFFBOARDING_ID };
+    await offboarder.fanOut(ref);
+    await offboarder.fanOut(ref);
+
+    // Act + Assess: one still runs, then both have completed
+    deletions.set(
+      'a-deletion',
+      aDeletion({ deletionId: 'a-deletion', state: 'COMPLETED', objectsDeleted: 3 }),
+    );
+    expect(await offboarder.refresh(record())).toBe('running');
+    deletions.set(
+      'b-deletion',
+      aDeletion({ deletionId: 'b-deletion', state: 'COMPLETED', objectsDeleted: 4 }),
+    );
+    expect(await offboarder.refresh(record())).toBe('completed');
+    expect(record()).toMatchObject({ state: 'COMPLETED', objectsDeleted: 7 });
+  });
+
+  it('cancels every scheduled deletion of a cancelled offboarding, and leaves started ones', async () => {
+    // Arrange
+    const { offboarder, record, deletions, options } = world(['a', 'b', 'c']);
+    const ref = { tenant: 'acme', offboardingId: OFFBOARDING_ID };
+    await offboarder.fanOut(ref);
+    await offboarder.fanOut(ref);
+    deletions.set('c-deletion', aDeletion({ deletionId: 'c-deletion', state: 'RUNNING' }));
+
+    // Act
+    const outcome = await offboarder.refresh({ ...record(), state: 'CANCELLED' });
+
+    // Assess
+    expect(outcome).toBe('cancelled');
+    expect(options.deletions.cancel).toHaveBeenCalledTimes(2);
+    expect([...deletions.values()].map((deletion) => deletion.state).sort()).toEqual([
+      'CANCELLED',
+      'CANCELLED',
+      'RUNNING',
+    ]);
+  });
+});

@@ -1,5 +1,5 @@
 /**
- * Does moto hand one message to two receives that race? `npx tsx bench/probes/sqs-duplicates.ts`
+ * Does moto hand one message to two receives that race? `npx tsx bench/experiments/sqs-duplicates.ts`
  * sends 20 messages 30 times to a queue polled by 1, 5 and 20 concurrent long polls, and
  * counts messages delivered more than once (the visibility timeout is far longer than the test).
  */

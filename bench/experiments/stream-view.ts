@@ -1,6 +1,6 @@
 /**
  * What a DynamoDB stream record costs moto to serve, by view type:
- * `npx tsx bench/probes/stream-view.ts` writes 300 chain-like updates to a table streaming
+ * `npx tsx bench/experiments/stream-view.ts` writes 300 chain-like updates to a table streaming
  * NEW_AND_OLD_IMAGES and to one streaming NEW_IMAGE, reads both streams, and reports moto's
  * CPU per record (measured inside moto by bench/moto_server_bulk.py).
  */

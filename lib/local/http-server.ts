@@ -34,7 +34,13 @@ export function createHttpServer({ resources, invoke, log, onRequest }: HttpServ
 
   async function handle(request: IncomingMessage, response: ServerResponse) {
     const started = performance.now();
-    const url = new URL(request.url ?? '/', 'http://localhost');
+    const url = urlOf(request.url);
+    if (!url) {
+      send(response, 400, {
+        error: { code: 'InvalidPath', message: 'the request target is not a path' },
+      });
+      return;
+    }
     if (onRequest) {
       response.once('finish', () => {
         const ms = Math.round(performance.now() - started);
@@ -90,6 +96,19 @@ export function createHttpServer({ resources, invoke, log, onRequest }: HttpServ
       ...(result.headers as Record<string, string>),
     });
     response.end(result.isBase64Encoded ? Buffer.from(result.body, 'base64') : result.body);
+  }
+}
+
+/**
+ * The request's path and query. A path is taken as a path even when it starts with `//` (which
+ * `new URL(path, base)` would read as a host); anything that is not a path is refused.
+ */
+function urlOf(target: string | undefined): URL | undefined {
+  const path = target ?? '/';
+  try {
+    return path.startsWith('/') ? new URL(`http://localhost${path}`) : new URL(path);
+  } catch {
+    return undefined;
   }
 }
 

@@ -50,6 +50,9 @@ const optionalInt = (name: string) => {
   return number;
 };
 
+// The SDK warns on every start under Node.js 20 that its 2027 releases will need 22: Lethe
+// supports 20 to 24 (the functions run on 24 in Lambda), so the console stays clean.
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 // The functions log as they would in Lambda; keep the local console readable by default.
 process.env.POWERTOOLS_LOG_LEVEL ??= process.env.LETHE_LOG_LEVEL ?? 'WARN';
 

@@ -50,6 +50,9 @@ export type Command =
   | { kind: 'seed'; tenant: string; stream: string; objects: number; concurrency: number }
   /** The `dt=` partitions of days strictly before `before` (YYYY-MM-DD). */
   | { kind: 'partitions.delete'; tenant: string; stream: string; before: string; wait: boolean }
+  /** Offboard a whole tenant: every stream of it gets a deletion. */
+  | { kind: 'tenants.delete'; tenant: string; wait: boolean; graceSeconds?: number }
+  | { kind: 'tenants.get' | 'tenants.cancel'; tenant: string }
   /** Keep `days` days of partitions, or (`off`) remove the policy. */
   | { kind: 'streams.retention'; tenant: string; stream: string; days: number | 'off' };
 
@@ -155,7 +158,7 @@ function suggestCommand(word: string): string {
   return didYouMean(word, TOP_LEVEL);
 }
 
-/** `lethe GROUP VERB ...`, for the groups streams, deletions, plans and partitions. */
+/** `lethe GROUP VERB ...`, for the groups streams, deletions, plans, partitions and tenants. */
 function groupCommand(group: Group, rest: string[]): Command {
   const [verb, ...words] = rest;
   if (verb === undefined) {
@@ -197,6 +200,12 @@ function groupCommand(group: Group, rest: string[]): Command {
       return { kind: 'streams.retention', ...retentionOf(words) };
     case 'partitions delete':
       return { kind: 'partitions.delete', ...ref(), before: '', wait: false };
+    case 'tenants delete':
+      return { kind: 'tenants.delete', tenant: tenant(), wait: false };
+    case 'tenants get':
+      return { kind: 'tenants.get', tenant: tenant() };
+    case 'tenants cancel':
+      return { kind: 'tenants.cancel', tenant: tenant() };
     case 'plans get': {
       const { tenant, id } = tenantAnd();
       return { kind: 'plans.get', tenant, planId: planId(id) };

@@ -1,6 +1,7 @@
 import type {
   CertificateKey,
   DeletionReceipt,
+  OffboardingView,
   PlanView,
   SignedCertificate,
   StreamView,
@@ -158,6 +159,19 @@ export class LetheClient {
   getCertificateKey = (keyId?: string) =>
     this.request<CertificateKey>('GET', `/v1/certificate-key${search({ keyId })}`);
 
+  /** Offboards the tenant: 202 with its offboarding (the one under way, for a repeat). */
+  deleteTenant = (tenant: string, graceSeconds?: number) =>
+    this.request<OffboardingView>(
+      'DELETE',
+      `/v1/tenants/${segment(tenant)}${search({ graceSeconds })}`,
+    );
+  /** `signal` gives up on the read (Ctrl-C while waiting). */
+  getOffboarding = (tenant: string, signal?: AbortSignal) =>
+    this.request<OffboardingView>('GET', offboardingPath(tenant), undefined, signal);
+  /** Takes the offboarding back while its grace window lasts: 200 with it, CANCELLED. */
+  cancelOffboarding = (tenant: string) =>
+    this.request<OffboardingView>('POST', `${offboardingPath(tenant)}/cancel`);
+
   listStreams = (tenant: string, page: PageRequest = {}) =>
     this.request<StreamPage>(
       'GET',
@@ -205,6 +219,7 @@ export class LetheClient {
 
 export const streamPath = (tenant: string, stream: string) =>
   `/v1/tenants/${segment(tenant)}/streams/${segment(stream)}`;
+const offboardingPath = (tenant: string) => `/v1/tenants/${segment(tenant)}/offboarding`;
 const deletionPath = (tenant: string, deletionId: string) =>
   `/v1/tenants/${segment(tenant)}/deletions/${segment(deletionId)}`;
 

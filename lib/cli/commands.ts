@@ -7,6 +7,7 @@ import { deletionTable, describeStream, plural, streamTable } from './format.ts'
 import { ingestHints } from './hints.ts';
 import { dryRun, settlePlan } from './plans.ts';
 import { seed } from './seed.ts';
+import { offboard, settleOffboarding } from './tenants.ts';
 
 export type { Interrupts } from './follow.ts';
 
@@ -94,6 +95,16 @@ export async function execute(command: Handled, context: CommandContext): Promis
     }
     case 'streams.retention':
       return retention(command, context);
+    case 'tenants.delete':
+      return offboard(command, context);
+    case 'tenants.get':
+      return settleOffboarding((await client.getOffboarding(command.tenant)).body, context);
+    case 'tenants.cancel':
+      return settleOffboarding(
+        (await client.cancelOffboarding(command.tenant)).body,
+        context,
+        true,
+      );
   }
 }
 

@@ -2,7 +2,7 @@ import { UsageError } from './args.ts';
 import { ApiError, UnreachableError } from './client.ts';
 import { describeSource, type EndpointChoice, EndpointError, unreachableHint } from './endpoint.ts';
 import { EXIT, type ExitCode, exitCodeForStatus } from './exit-codes.ts';
-import { messageOf, streamDeletingHints } from './hints.ts';
+import { messageOf, streamDeletingHints, tenantHints } from './hints.ts';
 
 /** No AWS credentials, or no region, to sign a request with. */
 export class NoCredentialsError extends Error {
@@ -40,6 +40,7 @@ export function describeFailure(error: unknown, context: FailureContext): Failur
         `${error.code}: ${messageOf(error)} (HTTP ${error.status})`,
         ...error.hints,
         ...streamDeletingHints(error, context.tenant),
+        ...tenantHints(error, context.tenant),
       ],
       ...(context.json && error.raw ? { stdout: `${error.raw}\n` } : {}),
     };

@@ -2,7 +2,7 @@ import { DEFAULT_STACK, LOCAL_ENDPOINT } from './endpoint.ts';
 import { EXIT_MEANINGS } from './exit-codes.ts';
 
 /** The command groups: `lethe streams ...`, `lethe deletions ...`, `lethe plans ...`... */
-export const GROUPS = ['streams', 'deletions', 'plans', 'partitions'] as const;
+export const GROUPS = ['streams', 'deletions', 'plans', 'partitions', 'tenants'] as const;
 export type Group = (typeof GROUPS)[number];
 
 /** One command as the help lists it. */
@@ -56,6 +56,18 @@ export const COMMANDS: readonly CommandHelp[] = [
     summary: 'delete old dt= partitions; the stream stays ACTIVE',
   },
   {
+    usage: 'tenants delete TENANT [--grace DURATION] [--wait]',
+    summary: 'offboard a tenant: every stream of it is deleted',
+  },
+  {
+    usage: 'tenants get TENANT',
+    summary: "show a tenant's offboarding: its streams, its deletions",
+  },
+  {
+    usage: 'tenants cancel TENANT',
+    summary: 'take back an offboarding in its grace window',
+  },
+  {
     usage: 'ingest TENANT/STREAM FILE',
     summary: 'store a JSON array of events (FILE - reads stdin)',
   },
@@ -94,7 +106,7 @@ export const COMMANDS: readonly CommandHelp[] = [
   },
   { usage: 'health', summary: 'check that the API answers' },
   {
-    usage: 'help [streams|deletions|plans|partitions]',
+    usage: 'help [streams|deletions|plans|partitions|tenants]',
     summary: "this help, or one group's commands",
   },
 ];
@@ -142,11 +154,14 @@ ${commandLines(COMMANDS)}
 
 Options:
   --grace DURATION  wait this long, cancellable, before deleting: 90s, 15m, 24h, 7d or plain
-                    seconds, at most 30 days; 0 starts at once (default: the stack's setting)
+                    seconds, at most 30 days; 0 starts at once (default: the stack's setting).
+                    tenants delete: every stream's deletion waits this long
   --wait            follow the deletion to its end: a countdown while it is SCHEDULED, then a
                     live progress bar on a terminal (objects deleted, objects/s once known), a
                     line every few seconds otherwise, then the receipt summary. Ctrl-C stops
-                    waiting (exit 130); the deletion goes on
+                    waiting (exit 130); the deletion goes on. tenants delete: follow the
+                    offboarding (streams taken in, deletions by state, objects deleted) until
+                    it is COMPLETED (exit 0) or CANCELLED (exit 9)
   --dry-run         delete: delete nothing; count the objects, versions, delete markers, bytes
                     and uploads in progress, wait for the count (progress on stderr), then print
                     it with the estimate of the deletion: requests, cost, time. A FAILED plan
@@ -157,7 +172,8 @@ Options:
   --objects N       seed: how many objects to store, 1 to 1,000,000 (default 1,000), each a
                     JSON array of one or two small events
   --concurrency C   seed: requests in flight at a time, 1 to 64 (default 16)
-  --interval SECS   seconds between two reads of the receipt (or plan) while waiting (default 1)
+  --interval SECS   seconds between two reads of the receipt (or plan, or offboarding) while
+                    waiting (default 1)
   --state STATE     deletions list: only deletions in this state (SCHEDULED, PENDING, RUNNING,
                     COMPLETED, FAILED, CANCELLED)
   --limit N         list at most N items (1 to 100, default 50)
@@ -167,16 +183,17 @@ Options:
                     current one
   --key PEM_FILE    verify: check against this public key, offline: no request is sent
                     (without it, the API's key for the certificate's keyId; FILE - reads stdin)
-  --json            print the API's JSON response (the final receipt with --wait, the final
-                    plan with --dry-run; for seed, {"objects","tenant","stream"}) and nothing
-                    else on stdout; errors print the API's JSON error body
+  --json            print the API's JSON response (the final receipt, or offboarding, with
+                    --wait; the final plan with --dry-run; for seed, {"objects","tenant",
+                    "stream"}) and nothing else on stdout; errors print the API's JSON error
+                    body
   --endpoint URL    the API (default: $LETHE_ENDPOINT, else the ApiUrl output of the deployed
                     stack, else ${LOCAL_ENDPOINT}, the local stack of npm start)
   --stack NAME      the CloudFormation stack to read ApiUrl from (default ${DEFAULT_STACK})
   --region REGION   region for the stack and for signing (default: the API's host name,
                     then AWS_REGION and the AWS profile)
-  -h, --help        this help; lethe help streams (or deletions, plans, partitions) lists one
-                    group
+  -h, --help        this help; lethe help streams (or deletions, plans, partitions, tenants)
+                    lists one group
 
 Requests to any endpoint that is not loopback are signed with SigV4 (service execute-api)
 using the AWS SDK's default credential chain (environment, profile, SSO, role).

@@ -78,3 +78,18 @@ export function messageOf(error: ApiError): string {
     ? error.message
     : `${error.message} (deletion ${id})`;
 }
+
+/**
+ * What to run about a refusal that comes of a tenant's offboarding: a stream created under a
+ * tenant being offboarded (TenantDeleting), a cancel that came too late.
+ */
+export function tenantHints(error: ApiError, tenant: string | undefined): string[] {
+  if (tenant === undefined) return [];
+  if (error.code === 'TenantDeleting') {
+    return [`hint: the tenant is being offboarded: lethe tenants get ${tenant}`];
+  }
+  if (error.code === 'OffboardingNotCancellable') {
+    return [`follow it: lethe tenants get ${tenant}`];
+  }
+  return [];
+}

@@ -38,8 +38,17 @@ export const LONG_OPTIONS = Object.keys(OPTIONS).map((option) => `--${option}`);
 
 /** The commands an option goes with; options not listed go with every command. */
 const SCOPES: ReadonlyArray<readonly [keyof typeof OPTIONS, readonly Kind[]]> = [
-  ['wait', ['streams.delete', 'deletions.retry', 'deletions.expedite', 'partitions.delete']],
-  ['grace', ['streams.delete']],
+  [
+    'wait',
+    [
+      'streams.delete',
+      'deletions.retry',
+      'deletions.expedite',
+      'partitions.delete',
+      'tenants.delete',
+    ],
+  ],
+  ['grace', ['streams.delete', 'tenants.delete']],
   ['dry-run', ['streams.delete']],
   ['state', ['deletions.list']],
   ['limit', ['streams.list', 'deletions.list']],
@@ -139,6 +148,12 @@ export function withOptions(command: Command, values: Values): Command {
       return {
         ...command,
         ...(values.key !== undefined ? { key: file('--key', values.key) } : {}),
+      };
+    case 'tenants.delete':
+      return {
+        ...command,
+        wait: values.wait,
+        ...(values.grace !== undefined ? { graceSeconds: graceSeconds(values.grace) } : {}),
       };
     case 'deletions.retry':
     case 'deletions.expedite':

@@ -1,7 +1,7 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
-import type { APIGatewayProxyEvent, APIGatewayProxyResult, DynamoDBStreamEvent } from 'aws-lambda';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import type { LetheStackProps } from '../../cdk/lethe-stack.ts';
 import { createApiHandler } from '../lambda/api.ts';
 import { createDispatcherHandler } from '../lambda/dispatcher.ts';

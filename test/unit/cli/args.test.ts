@@ -125,6 +125,23 @@ describe.each<[string, Command]>([
   ['help partitions', { kind: 'help', topic: 'partitions' }],
   ['partitions --help', { kind: 'help', topic: 'partitions' }],
   ['help seed', { kind: 'help' }],
+  ['tenants delete acme', { kind: 'tenants.delete', tenant: 'acme', wait: false }],
+  [
+    'tenants delete acme --grace 7d --wait',
+    { kind: 'tenants.delete', tenant: 'acme', wait: true, graceSeconds: 604_800 },
+  ],
+  [
+    'tenants delete --grace 1h30m acme',
+    { kind: 'tenants.delete', tenant: 'acme', wait: false, graceSeconds: 5_400 },
+  ],
+  [
+    'tenants delete acme --grace 0',
+    { kind: 'tenants.delete', tenant: 'acme', wait: false, graceSeconds: 0 },
+  ],
+  ['tenants get acme', { kind: 'tenants.get', tenant: 'acme' }],
+  ['tenants cancel acme', { kind: 'tenants.cancel', tenant: 'acme' }],
+  ['help tenants', { kind: 'help', topic: 'tenants' }],
+  ['tenants --help', { kind: 'help', topic: 'tenants' }],
 ])('lethe %s', (line, command) => {
   it('parses to the command', () => {
     // Act
@@ -204,7 +221,7 @@ describe.each<[string, string]>([
   ['frobnicate', 'unknown command frobnicate'],
   ['strems list acme', 'unknown command strems (did you mean streams?)'],
   ['delet acme/logs', 'unknown command delet (did you mean delete?)'],
-  ['cancel acme', 'unknown command cancel (did you mean deletions cancel?)'],
+  ['cancel acme', 'unknown command cancel (did you mean deletions cancel or tenants cancel?)'],
   ['list acme', 'unknown command list (did you mean streams list or deletions list?)'],
   ['help frob', 'unknown help topic frob'],
   ['help stream', 'unknown help topic stream (did you mean streams?)'],
@@ -212,7 +229,7 @@ describe.each<[string, string]>([
   ['deletions', 'deletions needs a subcommand:\n  lethe deletions list TENANT'],
   [
     'streams get acme/logs --wait',
-    '--wait goes with delete, streams delete, deletions retry, deletions expedite and partitions delete',
+    '--wait goes with delete, streams delete, deletions retry, deletions expedite, partitions delete and tenants delete',
   ],
   ['seed acme/logs --objects 0', '--objects must be an integer from 1 to 1000000 (got 0)'],
   ['seed acme/logs --objects 1000001', '--objects must be an integer from 1 to 1000000'],
@@ -266,7 +283,26 @@ describe.each<[string, string]>([
     '--next-token goes with streams list and deletions list',
   ],
   ['streams list acme --state FAILED', '--state goes with deletions list'],
-  [`deletions retry acme ${ID} --grace 1h`, '--grace goes with delete and streams delete'],
+  [
+    `deletions retry acme ${ID} --grace 1h`,
+    '--grace goes with delete, streams delete and tenants delete',
+  ],
+  ['tenants', 'tenants needs a subcommand:\n  lethe tenants delete TENANT'],
+  [
+    'tenants purge acme',
+    'unknown command tenants purge; lethe tenants takes:\n  lethe tenants delete',
+  ],
+  ['tenants cancle acme', 'unknown command tenants cancle (did you mean tenants cancel?)'],
+  ['tenant delete acme', 'unknown command tenant (did you mean tenants?)'],
+  ['tenants delete', 'usage: lethe tenants delete TENANT [--grace DURATION] [--wait]'],
+  ['tenants delete acme/logs', 'tenant name must be'],
+  ['tenants get acme beta', 'usage: lethe tenants get TENANT'],
+  ['tenants cancel', 'usage: lethe tenants cancel TENANT'],
+  ['tenants delete Acme', 'tenant name must be'],
+  ['tenants delete acme --grace 31d', '--grace must be at most 30 days'],
+  ['tenants delete acme --dry-run', '--dry-run goes with delete and streams delete'],
+  ['tenants get acme --wait', '--wait goes with'],
+  ['tenants cancel acme --grace 1h', '--grace goes with delete, streams delete and tenants delete'],
   [
     'deletions list acme --state DONE',
     '--state must be one of SCHEDULED, PENDING, RUNNING, COMPLETED, FAILED, CANCELLED (got DONE)',

@@ -5,6 +5,7 @@ import {
   describePosition,
   looksLikeNdjson,
   positionOf,
+  tenantHints,
 } from '../../../lib/cli/hints.ts';
 import { DELETION_ID } from '../../helpers/records.ts';
 
@@ -51,5 +52,26 @@ describe('the deletion a 409 is about', () => {
       DELETION_ID,
     );
     expect(deletionIdOf(conflict('being deleted; retry'))).toBeUndefined();
+  });
+});
+
+describe('the hints of an offboarding', () => {
+  const refusal = (status: number, code: string) => new ApiError(status, code, 'refused', '');
+
+  it('point a stream created under a tenant being offboarded at the offboarding', () => {
+    expect(tenantHints(refusal(409, 'TenantDeleting'), 'acme')).toEqual([
+      'hint: the tenant is being offboarded: lethe tenants get acme',
+    ]);
+  });
+
+  it('say how to follow an offboarding too late to cancel', () => {
+    expect(tenantHints(refusal(409, 'OffboardingNotCancellable'), 'acme')).toEqual([
+      'follow it: lethe tenants get acme',
+    ]);
+  });
+
+  it('are none for other refusals, or without a tenant', () => {
+    expect(tenantHints(refusal(409, 'StreamDeleting'), 'acme')).toEqual([]);
+    expect(tenantHints(refusal(409, 'TenantDeleting'), undefined)).toEqual([]);
   });
 });

@@ -114,7 +114,13 @@ export function createPipeline({
     bus: new EventBus({ client: clients.eventbridge, busName: config.eventBusName }),
   });
   const retention = new RetentionRunner({ streams, deletions, clock });
-  const offboarder = new Offboarder({ offboardings, streams, deletions, clock });
+  const offboarder = new Offboarder({
+    offboardings,
+    streams,
+    deletions,
+    clock,
+    pageSize: config.offboardingPageSize,
+  });
   const plans = new PlanStore({ table });
   const planner = new Planner({
     plans,

@@ -30,6 +30,8 @@ export interface LetheConfig {
   planQueueUrl: string;
   /** Most worker invocations at once: what a plan's estimate of seconds assumes. */
   workerConcurrency: number;
+  /** Streams a tenant offboarding takes in per fan-out step. */
+  offboardingPageSize: number;
 }
 
 /** Environment variable of each setting, shared by the stack and the local runtime. */
@@ -52,6 +54,7 @@ export const ENV = {
   certificateKeyId: 'LETHE_CERTIFICATE_KEY_ID',
   planQueueUrl: 'LETHE_PLAN_QUEUE_URL',
   workerConcurrency: 'LETHE_WORKER_CONCURRENCY',
+  offboardingPageSize: 'LETHE_OFFBOARDING_PAGE_SIZE',
 } as const satisfies Record<keyof LetheConfig, string>;
 
 export const DEFAULTS = {
@@ -66,6 +69,7 @@ export const DEFAULTS = {
   receiptRetentionDays: 365,
   defaultGraceSeconds: 0,
   workerConcurrency: 20,
+  offboardingPageSize: 100,
 } as const;
 
 /** The longest grace window a deletion may wait out: 30 days. */
@@ -142,5 +146,6 @@ export function loadConfig(
     certificateKeyId: text('certificateKeyId'),
     planQueueUrl: text('planQueueUrl'),
     workerConcurrency: int('workerConcurrency', 1, 10_000),
+    offboardingPageSize: int('offboardingPageSize', 1, 1_000),
   };
 }

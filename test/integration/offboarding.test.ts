@@ -23,7 +23,8 @@ describe.skipIf(process.env.LETHE_TEST_API_URL)('tenant offboarding', () => {
   const tenant = () => `o${randomUUID().slice(0, 8)}`;
 
   beforeAll(async () => {
-    target = await startTarget();
+    // Fan-out steps of 10 streams: every offboarding here takes several.
+    target = await startTarget({ settings: { LETHE_OFFBOARDING_PAGE_SIZE: '10' } });
     api = apiClient(target.baseUrl);
   });
   afterAll(async () => {
@@ -72,8 +73,8 @@ describe.skipIf(process.env.LETHE_TEST_API_URL)('tenant offboarding', () => {
   }
 
   it('deletes every stream of the tenant, refuses new ones meanwhile, and frees the names', async () => {
-    // Arrange: 105 streams (more than one fan-out step): two with data, one already scheduled
-    // for deletion, the rest empty; and another tenant's stream with data.
+    // Arrange: 25 streams (three fan-out steps): two with data, one already scheduled for
+    // deletion, the rest empty; and another tenant's stream with data.
     const name = tenant();
     const other = tenant();
     const received = await subscribe(name);
@@ -86,7 +87,7 @@ describe.skipIf(process.env.LETHE_TEST_API_URL)('tenant offboarding', () => {
     }
     await api.create(name, 'c-scheduled');
     const scheduled = await api.delete(name, 'c-scheduled', '?graceSeconds=3600');
-    for (let n = 0; n < 102; n++) await api.create(name, `empty-${String(n).padStart(3, '0')}`);
+    for (let n = 0; n < 22; n++) await api.create(name, `empty-${String(n).padStart(3, '0')}`);
     const kept = await api.create(other, 'logs');
     const keptAt = parseLocation(String(kept.body.location));
     await seedObjects(target.s3, keptAt.bucket, partitionedObjects(keptAt.prefix, 10, 1));
@@ -97,7 +98,7 @@ describe.skipIf(process.env.LETHE_TEST_API_URL)('tenant offboarding', () => {
     const repeat = await api.call<OffboardingView>('DELETE', `/v1/tenants/${name}`);
     // The stream scheduled before was taken in as it was; start it now.
     await waitFor('the fan-out to take every stream in', async () =>
-      (await offboarding(name)).streams === 105 ? true : undefined,
+      (await offboarding(name)).streams === 25 ? true : undefined,
     );
     expect((await api.expedite(name, String(scheduled.body.deletionId))).status).toBe(202);
     const done = await waitFor(
@@ -116,11 +117,11 @@ describe.skipIf(process.env.LETHE_TEST_API_URL)('tenant offboarding', () => {
     expect(repeat.body.offboardingId).toBe(reply.body.offboardingId);
     expect(refused).toMatchObject({ status: 409, body: { error: { code: 'TenantDeleting' } } });
     expect(done).toMatchObject({
-      streams: 105,
-      deletionStates: { COMPLETED: 105 },
+      streams: 25,
+      deletionStates: { COMPLETED: 25 },
       objectsDeleted: 40,
     });
-    expect(done.deletions).toHaveLength(105);
+    expect(done.deletions).toHaveLength(25);
     expect(done.deletions).toContain(scheduled.body.deletionId);
     expect((await api.list(name)).body.streams).toEqual([]);
     expect((await listAll(target.s3, keptAt.bucket, keptAt.prefix)).size).toBe(10);

@@ -7,9 +7,9 @@
  */
 import { type Message, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import type { SQSEvent } from 'aws-lambda';
+import { createWorkerHandler as createHandler } from '#lib/lambda/worker.ts';
 import { createPipeline } from '#lib/pipeline/index.ts';
 import { createClients, loadConfig } from '#lib/support/index.ts';
-import { createHandler } from '../functions/worker.ts';
 import { createSeeder, layout, type SeedMode } from './seeding.ts';
 
 const gc = (globalThis as { gc?: () => void }).gc;

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""moto_server, unchanged, plus two side doors for the benchmark.
+"""moto_server with Lethe's launcher fixes (lib/local/moto/lethe_moto.py, the same emulator the
+local stack and the tests run), plus two side doors for the benchmark.
 
 `POST /_bench/put-objects` with `{"bucket": "...", "objects": [["key", "body"], ...]}` stores
 each object with the S3 backend's own `put_object`, the call a PutObject request ends in, so
@@ -10,10 +11,13 @@ takes ~7 ms of server time per PutObject, so 60,000 objects would otherwise take
 time, so a long poll's waiting counts nothing): where the emulator's one core goes, by request
 type. `POST /_bench/cpu` answers the same and starts counting afresh.
 
-Every request the benchmark measures goes through moto's ordinary handlers.
+Every request the benchmark measures goes through moto's ordinary handlers, as patched by the
+launcher (without its fixes moto's conditional writes are not atomic, and the pipeline, which
+relies on them, can stall or count twice).
 """
 
 import json
+import os
 import sys
 import threading
 import time
@@ -96,4 +100,7 @@ class BenchApplication(server.DomainDispatcherApplication):
 server.DomainDispatcherApplication = BenchApplication
 
 if __name__ == "__main__":
-    server.main(sys.argv[1:])
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib", "local", "moto"))
+    import lethe_moto  # noqa: E402  (the launcher: applies its patches, then runs moto's server)
+
+    lethe_moto.main(sys.argv[1:])

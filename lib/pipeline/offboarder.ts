@@ -12,7 +12,7 @@ import type { DeletionStore, OffboardingStore, StreamStore } from '../store/inde
 export interface OffboarderOptions {
   readonly offboardings: Pick<
     OffboardingStore,
-    'get' | 'link' | 'links' | 'advance' | 'complete' | 'settleCancel'
+    'get' | 'link' | 'linkItems' | 'links' | 'advance' | 'complete' | 'settleCancel'
   >;
   readonly streams: Pick<StreamStore, 'listAfter'>;
   readonly deletions: Pick<DeletionStore, 'request' | 'get' | 'cancel'>;
@@ -58,8 +58,15 @@ export class Offboarder {
       Math.ceil((Date.parse(seen.executeAfter) - this.#clock.now().getTime()) / 1000),
     );
     for (const stream of page.streams) {
-      const { deletion } = await this.#deletions.request(seen.tenant, stream.stream, grace);
-      await this.#offboardings.link(seen, stream.stream, deletion.deletionId);
+      // A new deletion is linked in its own tombstone's transaction; one under way already (a
+      // stream being deleted, or a step repeated after a crash) is linked, once, after it.
+      const { created, deletion } = await this.#deletions.request(
+        seen.tenant,
+        stream.stream,
+        grace,
+        (fresh) => this.#offboardings.linkItems(seen, stream.stream, fresh.deletionId),
+      );
+      if (!created) await this.#offboardings.link(seen, stream.stream, deletion.deletionId);
     }
     // The write that records the step is the next step's trigger (or ends the fan-out).
     return (await this.#offboardings.advance(seen, page.lastRead)) ? 'advanced' : 'stale';

@@ -66,7 +66,13 @@ export class DeletionStore {
    * returns, the tombstone is durable. With a grace window the deletion is SCHEDULED until it
    * ends. A repeat returns the deletion already under way (its window unmoved).
    */
-  async request(tenant: string, stream: string, graceSeconds = 0): Promise<DeletionRequest> {
+  async request(
+    tenant: string,
+    stream: string,
+    graceSeconds = 0,
+    /** More writes of the same transaction (an offboarding's link to the new deletion). */
+    also: (deletion: DeletionRecord) => TransactItem[] = () => [],
+  ): Promise<DeletionRequest> {
     return retry<DeletionRequest>(RETRY.contention, async () => {
       const current = await this.#streams.find(tenant, stream);
       if (!current || current.state === 'DELETED') throw new StreamNotFoundError(tenant, stream);
@@ -84,6 +90,7 @@ export class DeletionStore {
           { ...this.#key(deletion), ...deletion, ...changes.indexKeys(deletion) },
           deletionMay(step),
         ),
+        ...also(deletion),
       ]);
       if (!result.ok) return { done: false, why: `delete ${tenant}/${stream} lost a race` };
       failpoint('api.after-tombstone');

@@ -67,16 +67,21 @@ export class OffboardingStore {
 
   /**
    * Takes one stream in, once: the link and the count move together, so a repeated fan-out
-   * step counts nothing twice.
+   * step counts nothing twice. For a stream it requests the deletion of, these writes join the
+   * tombstone's transaction (`linkItems`), so no deletion of the offboarding goes unlinked.
    */
   async link(offboarding: OffboardingRecord, stream: string, deletionId: string): Promise<boolean> {
+    return (await this.#table.transact(this.linkItems(offboarding, stream, deletionId))).ok;
+  }
+
+  linkItems(offboarding: OffboardingRecord, stream: string, deletionId: string): TransactItem[] {
     const link: OffboardingLink = {
       offboardingId: offboarding.offboardingId,
       tenant: offboarding.tenant,
       stream,
       deletionId,
     };
-    const result = await this.#table.transact([
+    return [
       this.#table.putItem(
         { ...keys.offboardingLink(link.offboardingId, stream), ...link },
         isAbsent,
@@ -86,8 +91,7 @@ export class OffboardingStore {
         values: { ':one': 1 },
         condition: equals('offboardingId', offboarding.offboardingId),
       }),
-    ]);
-    return result.ok;
+    ];
   }
 
   links(offboarding: Pick<OffboardingRecord, 'offboardingId'>): AsyncGenerator<OffboardingLink> {

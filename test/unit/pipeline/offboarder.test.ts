@@ -26,15 +26,23 @@ function world(names: string[], overrides: Partial<OffboardingRecord> = {}) {
     ...overrides,
   };
   const links: OffboardingLink[] = [];
+  const linkOnce = (stream: string, deletionId: string) => {
+    if (links.some((link) => link.stream === stream)) return false;
+    links.push({ offboardingId: OFFBOARDING_ID, tenant: 'acme', stream, deletionId });
+    record = { ...record, streams: record.streams + 1 };
+    return true;
+  };
   const deletions = new Map<string, DeletionRecord>();
   const streams: StreamRecord[] = names.map((stream) => aStream({ stream }));
   const offboardings = {
     get: vi.fn(async () => ({ ...record })),
-    link: vi.fn(async (_: OffboardingRecord, stream: string, deletionId: string) => {
-      if (links.some((link) => link.stream === stream)) return false;
-      links.push({ offboardingId: OFFBOARDING_ID, tenant: 'acme', stream, deletionId });
-      record = { ...record, streams: record.streams + 1 };
-      return true;
+    link: vi.fn(async (_: OffboardingRecord, stream: string, deletionId: string) =>
+      linkOnce(stream, deletionId),
+    ),
+    // The fake commits the link as its transaction items are made (in the tombstone's).
+    linkItems: vi.fn((_: OffboardingRecord, stream: string, deletionId: string) => {
+      linkOnce(stream, deletionId);
+      return [];
     }),
     links: vi.fn(async function* () {
       yield* links;
@@ -63,16 +71,26 @@ function world(names: string[], overrides: Partial<OffboardingRecord> = {}) {
       },
     },
     deletions: {
-      request: vi.fn(async (tenant: string, stream: string, grace = 0) => {
-        const deletion = aDeletion({
-          tenant,
-          stream,
-          deletionId: `${stream}-deletion`,
-          state: grace > 0 ? 'SCHEDULED' : 'PENDING',
-        });
-        deletions.set(deletion.deletionId, deletion);
-        return { created: true, deletion };
-      }),
+      request: vi.fn(
+        async (
+          tenant: string,
+          stream: string,
+          grace = 0,
+          also: (deletion: DeletionRecord) => unknown[] = () => [],
+        ) => {
+          const existing = deletions.get(`${stream}-deletion`);
+          if (existing) return { created: false, deletion: existing };
+          const deletion = aDeletion({
+            tenant,
+            stream,
+            deletionId: `${stream}-deletion`,
+            state: grace > 0 ? 'SCHEDULED' : 'PENDING',
+          });
+          deletions.set(deletion.deletionId, deletion);
+          also(deletion);
+          return { created: true, deletion };
+        },
+      ),
       get: async (_tenant, id) => deletions.get(id),
       cancel: vi.fn(async (_tenant: string, id: string) => {
         const cancelled = { ...(deletions.get(id) as DeletionRecord), state: 'CANCELLED' as const };
@@ -106,7 +124,7 @@ describe('Offboarder', () => {
     // Assess
     expect(steps).toBe(3);
     expect(record()).toMatchObject({ streams: 5, fannedOut: true });
-    expect(options.deletions.request).toHaveBeenCalledWith('acme', 'a', 3600);
+    expect(options.deletions.request).toHaveBeenCalledWith('acme', 'a', 3600, expect.any(Function));
   });
 
   it('completes only when every deletion it took in has completed, with their sums', async () => {

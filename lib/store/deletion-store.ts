@@ -34,6 +34,9 @@ export interface DeletionStoreOptions {
   readonly newId?: () => string;
 }
 
+/** More writes of a request's transaction: an offboarding's link to the new deletion. */
+const noLinks = (_: DeletionRecord): TransactItem[] => [];
+
 /** A lost race is decided afresh at once: the next read shows who won. */
 const noWait = async () => {};
 
@@ -66,13 +69,7 @@ export class DeletionStore {
    * returns, the tombstone is durable. With a grace window the deletion is SCHEDULED until it
    * ends. A repeat returns the deletion already under way (its window unmoved).
    */
-  async request(
-    tenant: string,
-    stream: string,
-    graceSeconds = 0,
-    /** More writes of the same transaction (an offboarding's link to the new deletion). */
-    also: (deletion: DeletionRecord) => TransactItem[] = () => [],
-  ): Promise<DeletionRequest> {
+  async request(tenant: string, stream: string, graceSeconds = 0, also = noLinks) {
     return retry<DeletionRequest>(RETRY.contention, async () => {
       const current = await this.#streams.find(tenant, stream);
       if (!current || current.state === 'DELETED') throw new StreamNotFoundError(tenant, stream);

@@ -6,6 +6,15 @@ moto here, not Lethe. Written against moto 5.2.1: each patch wraps or replaces o
 at import time. test/integration/emulator-fixes.test.ts has one `describe` per patch; its tests
 state the AWS behaviour and fail against a bare moto_server.
 
+server-dispatch-cost
+    AWS: a request's cost is its own; services do not wait on one another.
+    moto 5.2.1: every request picks its backend under one server-wide lock, and there lists
+    moto's package directory and stats each of its ~200 entries (backends.list_of_moto_modules);
+    every request is then logged to stderr. Under a pipeline's load most request threads spent
+    their time queued on that lock (a sampling profile: 88% of thread time).
+    Fix: the list of moto's modules is read once (it cannot change while the server runs), and
+    request lines are not logged (warnings and errors still are). Nothing a client sees changes.
+
 dynamodb-atomic-writes
     AWS: a conditional write is atomic per item: of concurrent writes conditioned on the same
     state, exactly one succeeds.
@@ -15,6 +24,16 @@ dynamodb-atomic-writes
     Fix: one lock around every DynamoDB and DynamoDB Streams request (their handlers'
     call_action): requests run one at a time and never see another half applied.
 
+dynamodb-answer-cost
+    AWS: DynamoDB and DynamoDB Streams answer in JSON whatever the size of the items.
+    moto 5.2.1: answers go through a serializer that walks the service model for every
+    attribute of every item; a GetRecords of a few dozen records of a deletion's chains took
+    0.1 s of the emulator's one core, a Query of 150 chains 0.15 s, all of it inside the lock of
+    dynamodb-atomic-writes, where every other DynamoDB request waits.
+    Fix: the item actions (ITEM_ACTIONS) and GetRecords answer with moto's own DynamoDB JSON
+    encoder (what moto 4 sent).
+    The JSON is the same; test/integration/emulator-fixes.test.ts compares it with bare moto's.
+
 dynamodb-cancelled-transactions
     AWS: a cancelled TransactWriteItems changes nothing: no item, no stream record, and the
     table's stream goes on as if it had not been sent.
@@ -23,8 +42,21 @@ dynamodb-cancelled-transactions
     requests made meanwhile, and swaps the table's stream shard: shard iterators taken before
     keep reading the old one (they show the cancelled write's record and never a later one) and
     the copy numbers its next record with the cancelled record's sequence number.
-    Fix: under the lock above, after a rollback, move the copy's items back into the original
-    table objects, drop the stream records the transaction appended and put the originals back.
+    The copies also make every transaction cost as much as its table and the table's whole
+    stream history (150 chains settling one by one took a minute).
+    Fix: under the lock above, no table is copied: the transaction keeps a copy of each item it
+    names and, when it is cancelled, puts those items back and drops the stream records it
+    appended, in the original table objects.
+
+dynamodb-query-cost
+    AWS: a Query reads the partition it names (or the index's items); its cost grows with what
+    it reads, not with the table.
+    moto 5.2.1: Table.query starts from all_items(), every item of the table sorted, and then
+    keeps the partition's: each Query costs a sort of the whole table (the chains of one
+    deletion of 150 partitions, read again and again, took 0.15 s of the emulator's one core
+    per Query).
+    Fix: while a Query runs, the table's candidates are the named partition's items (for an
+    index, every item unsorted: the query sorts what matches). Results are unchanged.
 
 s3-version-markers
     AWS: ListObjectVersions with key-marker alone lists keys after it (no version of the marker
@@ -87,6 +119,18 @@ def _wrap(owner, attribute, make):
 _dynamodb_lock = threading.RLock()
 
 
+@_patch("server-dispatch-cost")
+def _server_dispatch_cost():
+    import logging
+
+    from moto import backends
+
+    modules = tuple(backends.list_of_moto_modules())
+    backends.list_of_moto_modules = lambda: modules
+    # One line per request on stderr, through colorama: the emulator's errors still show.
+    logging.getLogger("werkzeug").setLevel(logging.WARNING)
+
+
 @_patch("dynamodb-atomic-writes")
 def _dynamodb_atomic_writes():
     from moto.dynamodb.responses import DynamoHandler
@@ -103,38 +147,154 @@ def _dynamodb_atomic_writes():
     _wrap(DynamoDBStreamsHandler, "call_action", serialized)
 
 
+@_patch("dynamodb-answer-cost")
+def _dynamodb_answer_cost():
+    from moto.core.responses import ActionResult
+    from moto.dynamodb.models.utilities import dynamo_json_dump
+    from moto.dynamodb.responses import DynamoHandler
+    from moto.dynamodbstreams.responses import DynamoDBStreamsHandler
+
+    from moto.dynamodb.responses import DynamoResult
+
+    def as_json(action):
+        def answer(self, *args, **kwargs):
+            result = action(self, *args, **kwargs)
+            plain = type(result) in (ActionResult, DynamoResult)
+            if not plain or not isinstance(result.result, dict):
+                return result  # an answer of another shape: moto's own way
+            # Under dynamodb-atomic-writes' lock, as the serializer was: nothing changes meanwhile.
+            return dynamo_json_dump({k: v for k, v in result.result.items() if v is not None})
+
+        return answer
+
+    for action in ITEM_ACTIONS:
+        _wrap(DynamoHandler, action, as_json)
+    _wrap(DynamoDBStreamsHandler, "get_records", as_json)
+
+
+# The DynamoDB actions whose answers are items (dynamodb-answer-cost).
+ITEM_ACTIONS = (
+    "get_item",
+    "put_item",
+    "update_item",
+    "delete_item",
+    "query",
+    "scan",
+    "batch_get_item",
+    "batch_write_item",
+    "transact_get_items",
+    "transact_write_items",
+)
+
+
 @_patch("dynamodb-cancelled-transactions")
 def _dynamodb_cancelled_transactions():
-    from moto.dynamodb.models import DynamoDBBackend
+    from moto.dynamodb import models
+    from moto.dynamodb.models.dynamo_type import DynamoType
+    from moto.dynamodb.models.table import Table
+
+    real_copy = models.copy
+
+    class _TablesKept:
+        """The models module's `copy`: tables are no longer deep-copied before a transaction."""
+
+        def __getattr__(self, name):
+            return getattr(real_copy, name)
+
+        @staticmethod
+        def deepcopy(value, *args, **kwargs):
+            if isinstance(value, Table):
+                return value  # rolled back in place, item by item, below
+            return real_copy.deepcopy(value, *args, **kwargs)
+
+    models.copy = _TablesKept()
+
+    def slot_of(self, op):
+        """(table, hash, range) of the item one action of a transaction names, if any."""
+        table = self.tables.get(op.get("TableName"))
+        key = op.get("Item") if "Item" in op else op.get("Key")
+        if table is None or not isinstance(key, dict) or table.hash_key_attr not in key:
+            return None
+        hash_value = DynamoType(key[table.hash_key_attr])
+        range_value = None
+        if table.range_key_attr is not None:
+            if table.range_key_attr not in key:
+                return None
+            range_value = DynamoType(key[table.range_key_attr])
+        return table, hash_value, range_value
 
     def in_place(transact_write_items):
         def transact(self, transact_items, *args, **kwargs):
-            names = {
-                op.get("TableName")
-                for item in transact_items
-                for op in item.values()
-                if isinstance(op, dict)
-            }
-            before = {}
-            for name in names & set(self.tables):
-                table = self.tables[name]
-                shard = table.stream_shard
-                before[name] = (table, len(shard.items) if shard is not None else 0)
+            # Under dynamodb-atomic-writes' lock: nobody else writes until this returns.
+            saved, streams = [], {}
+            for item in transact_items if isinstance(transact_items, list) else []:
+                op = next(iter(item.values()), None) if isinstance(item, dict) else None
+                slot = slot_of(self, op) if isinstance(op, dict) else None
+                if slot is None:
+                    continue
+                table, hash_value, range_value = slot
+                current = table.get_item(hash_value, range_value)
+                saved.append((table, hash_value, range_value, real_copy.deepcopy(current)))
+                if table.stream_shard is not None:
+                    streams.setdefault(id(table), (table, len(table.stream_shard.items)))
             try:
                 return transact_write_items(self, transact_items, *args, **kwargs)
-            finally:  # under dynamodb-atomic-writes' lock: nobody wrote since the copy
-                for name, (table, records) in before.items():
-                    copy = self.tables.get(name)
-                    if copy is None or copy is table:
-                        continue  # not rolled back
-                    table.items = copy.items  # the items as they were before the transaction
-                    if table.stream_shard is not None:
-                        del table.stream_shard.items[records:]
-                    self.tables[name] = table
+            except Exception:
+                for table, hash_value, range_value, before in reversed(saved):
+                    if table.has_range_key:
+                        rows = table.items[hash_value]
+                        if before is None:
+                            rows.pop(range_value, None)
+                        else:
+                            rows[range_value] = before
+                        if not rows:
+                            table.items.pop(hash_value, None)
+                    elif before is None:
+                        table.items.pop(hash_value, None)
+                    else:
+                        table.items[hash_value] = before
+                for table, records in streams.values():
+                    del table.stream_shard.items[records:]
+                raise
 
         return transact
 
-    _wrap(DynamoDBBackend, "transact_write_items", in_place)
+    _wrap(models.DynamoDBBackend, "transact_write_items", in_place)
+
+
+@_patch("dynamodb-query-cost")
+def _dynamodb_query_cost():
+    from moto.dynamodb.models.table import Table
+
+    def partition_only(query):
+        def run(self, hash_key, *args, **kwargs):
+            index_name = args[6] if len(args) > 6 else kwargs.get("index_name")
+            if index_name:
+                # An index's candidates are sorted by the query itself: no need to sort them all.
+                def candidates():
+                    return [
+                        item
+                        for rows in self.items.values()
+                        for item in (rows.values() if self.range_key_attr else [rows])
+                    ]
+            else:
+
+                def candidates():
+                    rows = self.items.get(hash_key)
+                    if rows is None:
+                        return []
+                    return list(rows.values()) if self.range_key_attr else [rows]
+
+            # Under dynamodb-atomic-writes' lock: no other request sees this instance attribute.
+            self.all_items = candidates
+            try:
+                return query(self, hash_key, *args, **kwargs)
+            finally:
+                del self.all_items
+
+        return run
+
+    _wrap(Table, "query", partition_only)
 
 
 # (bucket, key, deleted version id) -> id of the version of that key just older, None if none.

@@ -106,6 +106,9 @@ describe.skipIf(process.env.LETHE_TEST_API_URL)('DeletionStore over DynamoDB', (
       prefix: `streams/${tenant}/logs/1/`,
       chainsTotal: 1,
       chainsSettled: 1,
+      // Not due: the stack's sweeper (every second) would begin a SCHEDULED deletion that is,
+      // racing the operation under test.
+      executeAfter: '2999-01-01T00:00:00.000Z',
       ...overrides,
     });
     await stores.table.putAll([

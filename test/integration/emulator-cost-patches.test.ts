@@ -1,0 +1,293 @@
+import { randomUUID } from 'node:crypto';
+import {
+  type AttributeValue,
+  BatchGetItemCommand,
+  CreateTableCommand,
+  DynamoDBClient,
+  GetItemCommand,
+  PutItemCommand,
+  QueryCommand,
+  ScanCommand,
+  TransactWriteItemsCommand,
+  UpdateItemCommand,
+} from '@aws-sdk/client-dynamodb';
+import {
+  DynamoDBStreamsClient,
+  GetRecordsCommand,
+  GetShardIteratorCommand,
+} from '@aws-sdk/client-dynamodb-streams';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Emulator, startMoto } from '#lib/local/emulator.ts';
+
+/**
+ * The launcher's cost patches (lib/local/moto/lethe_moto.py: server-dispatch-cost,
+ * dynamodb-query-cost, dynamodb-answer-cost, and dynamodb-cancelled-transactions' item-by-item
+ * rollback) make moto cheaper, never different: the same requests, sent to a bare
+ * `moto_server` and to the launcher, get the same answers. What they save is measured by
+ * `npx tsx bench/experiments/shapes.ts`, not here.
+ */
+
+const S = (value: string): AttributeValue => ({ S: value });
+const N = (value: number): AttributeValue => ({ N: String(value) });
+
+/** A chain-like item: nested maps and lists, numbers, booleans, a null, a string set. */
+const item = (pk: string, sk: string, n: number): Record<string, AttributeValue> => ({
+  pk: S(pk),
+  sk: S(sk),
+  gsi: S(`g${n % 2}`),
+  at: S(`2026-01-${String(n + 1).padStart(2, '0')}`),
+  n: N(n),
+  ended: { BOOL: n % 2 === 0 },
+  nothing: { NULL: true },
+  tags: { SS: ['a', `t${n}`] },
+  open: { M: { [String(n)]: { M: { count: N(n * 3), lastKey: S(`k/${n}`) } } } },
+  list: { L: [N(1), S('two'), { M: { three: N(3) } }] },
+});
+
+/** Every answer of one scripted session, with what differs between any two runs blanked. */
+async function session(endpoint: string, table: string) {
+  const ddb = new DynamoDBClient({ endpoint, maxAttempts: 1 });
+  const streams = new DynamoDBStreamsClient({ endpoint, maxAttempts: 1 });
+  const answers: Record<string, unknown> = {};
+  const keep = (name: string, output: object) => {
+    const { $metadata, ...rest } = output as { $metadata?: unknown };
+    answers[name] = rest;
+  };
+  const created = await ddb.send(
+    new CreateTableCommand({
+      TableName: table,
+      KeySchema: [
+        { AttributeName: 'pk', KeyType: 'HASH' },
+        { AttributeName: 'sk', KeyType: 'RANGE' },
+      ],
+      AttributeDefinitions: [
+        { AttributeName: 'pk', AttributeType: 'S' },
+        { AttributeName: 'sk', AttributeType: 'S' },
+        { AttributeName: 'gsi', AttributeType: 'S' },
+        { AttributeName: 'at', AttributeType: 'S' },
+      ],
+      GlobalSecondaryIndexes: [
+        {
+          IndexName: 'by-gsi',
+          KeySchema: [
+            { AttributeName: 'gsi', KeyType: 'HASH' },
+            { AttributeName: 'at', KeyType: 'RANGE' },
+          ],
+          Projection: { ProjectionType: 'ALL' },
+        },
+      ],
+      BillingMode: 'PAY_PER_REQUEST',
+      StreamSpecification: { StreamEnabled: true, StreamViewType: 'NEW_AND_OLD_IMAGES' },
+    }),
+  );
+  for (let n = 0; n < 9; n++) {
+    await ddb.send(new PutItemCommand({ TableName: table, Item: item(`p${n % 3}`, `s${n}`, n) }));
+  }
+  keep(
+    'put ALL_OLD',
+    await ddb.send(
+      new PutItemCommand({ TableName: table, Item: item('p0', 's0', 10), ReturnValues: 'ALL_OLD' }),
+    ),
+  );
+  for (const ReturnValues of ['ALL_NEW', 'ALL_OLD', 'UPDATED_NEW', 'NONE'] as const) {
+    keep(
+      `update ${ReturnValues}`,
+      await ddb.send(
+        new UpdateItemCommand({
+          TableName: table,
+          Key: { pk: S('p1'), sk: S('s1') },
+          UpdateExpression: 'SET #open.#page = :page, ended = :true ADD n :one REMOVE #list',
+          ExpressionAttributeNames: { '#open': 'open', '#page': '7', '#list': 'list' },
+          ExpressionAttributeValues: {
+            ':page': { M: { count: N(7) } },
+            ':true': { BOOL: true },
+            ':one': N(1),
+          },
+          ReturnValues,
+        }),
+      ),
+    );
+  }
+  keep(
+    'get',
+    await ddb.send(new GetItemCommand({ TableName: table, Key: { pk: S('p2'), sk: S('s2') } })),
+  );
+  keep(
+    'get missing',
+    await ddb.send(new GetItemCommand({ TableName: table, Key: { pk: S('p9'), sk: S('s9') } })),
+  );
+  keep(
+    'get projected',
+    await ddb.send(
+      new GetItemCommand({
+        TableName: table,
+        Key: { pk: S('p2'), sk: S('s5') },
+        ProjectionExpression: 'n, #open',
+        ExpressionAttributeNames: { '#open': 'open' },
+        ConsistentRead: true,
+      }),
+    ),
+  );
+  let start: Record<string, AttributeValue> | undefined;
+  let page = 0;
+  do {
+    const output = await ddb.send(
+      new QueryCommand({
+        TableName: table,
+        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :s)',
+        ExpressionAttributeValues: { ':pk': S('p0'), ':s': S('s') },
+        Limit: 2,
+        ExclusiveStartKey: start,
+        ConsistentRead: true,
+      }),
+    );
+    keep(`query page ${page++}`, output);
+    start = output.LastEvaluatedKey;
+  } while (start);
+  keep(
+    'query backwards, filtered',
+    await ddb.send(
+      new QueryCommand({
+        TableName: table,
+        KeyConditionExpression: 'pk = :pk',
+        FilterExpression: 'n > :n',
+        ExpressionAttributeValues: { ':pk': S('p1'), ':n': N(2) },
+        ScanIndexForward: false,
+      }),
+    ),
+  );
+  keep(
+    'query index',
+    await ddb.send(
+      new QueryCommand({
+        TableName: table,
+        IndexName: 'by-gsi',
+        KeyConditionExpression: 'gsi = :g AND #at < :at',
+        ExpressionAttributeNames: { '#at': 'at' },
+        ExpressionAttributeValues: { ':g': S('g0'), ':at': S('2026-01-08') },
+        Limit: 3,
+      }),
+    ),
+  );
+  keep(
+    'query empty partition',
+    await ddb.send(
+      new QueryCommand({
+        TableName: table,
+        KeyConditionExpression: 'pk = :pk',
+        ExpressionAttributeValues: { ':pk': S('none') },
+      }),
+    ),
+  );
+  keep('scan', await ddb.send(new ScanCommand({ TableName: table })));
+  keep(
+    'batch get',
+    await ddb.send(
+      new BatchGetItemCommand({
+        RequestItems: {
+          [table]: {
+            Keys: [
+              { pk: S('p0'), sk: S('s3') },
+              { pk: S('p1'), sk: S('s4') },
+            ],
+          },
+        },
+      }),
+    ),
+  );
+  keep(
+    'transaction',
+    await ddb.send(
+      new TransactWriteItemsCommand({
+        TransactItems: [
+          { Put: { TableName: table, Item: item('p3', 's0', 3) } },
+          {
+            Update: {
+              TableName: table,
+              Key: { pk: S('p0'), sk: S('s6') },
+              UpdateExpression: 'SET n = :n',
+              ExpressionAttributeValues: { ':n': N(60) },
+            },
+          },
+        ],
+      }),
+    ),
+  );
+  // Cancelled: an update of an existing item, a put of a new one, then a failing check.
+  const cancelled = await ddb
+    .send(
+      new TransactWriteItemsCommand({
+        TransactItems: [
+          {
+            Update: {
+              TableName: table,
+              Key: { pk: S('p0'), sk: S('s6') },
+              UpdateExpression: 'SET n = :n REMOVE tags',
+              ExpressionAttributeValues: { ':n': N(-1) },
+            },
+          },
+          { Put: { TableName: table, Item: item('p4', 's0', 4) } },
+          {
+            ConditionCheck: {
+              TableName: table,
+              Key: { pk: S('p2'), sk: S('s2') },
+              ConditionExpression: 'attribute_not_exists(pk)',
+            },
+          },
+        ],
+      }),
+    )
+    .then(
+      () => 'committed',
+      (error: Error) => error.name,
+    );
+  answers.cancelled = cancelled;
+  keep(
+    'after cancelled',
+    await ddb.send(new ScanCommand({ TableName: table, ConsistentRead: true })),
+  );
+  const { ShardIterator } = await streams.send(
+    new GetShardIteratorCommand({
+      StreamArn: created.TableDescription?.LatestStreamArn,
+      ShardId: 'shardId-00000001541626099285-f35f62ef',
+      ShardIteratorType: 'TRIM_HORIZON',
+    }),
+  );
+  const { Records = [] } = await streams.send(new GetRecordsCommand({ ShardIterator }));
+  answers.records = Records.map((record) => ({
+    ...record,
+    eventID: typeof record.eventID,
+    dynamodb: {
+      ...record.dynamodb,
+      ApproximateCreationDateTime: typeof record.dynamodb?.ApproximateCreationDateTime,
+      // moto's estimate from a JSON dump, string sets in Python's per-process hash order.
+      SizeBytes: typeof record.dynamodb?.SizeBytes,
+    },
+  }));
+  ddb.destroy();
+  streams.destroy();
+  return answers;
+}
+
+describe('the launcher cost patches change no answer', () => {
+  let bare: Emulator;
+  let patched: Emulator;
+  beforeAll(async () => {
+    [bare, patched] = await Promise.all([startMoto({ command: 'moto_server' }), startMoto()]);
+  }, 60_000);
+  afterAll(async () => {
+    await Promise.all([bare?.stop(), patched?.stop()]);
+  });
+
+  it('DynamoDB and DynamoDB Streams: items, queries (paged, filtered, by index), transactions (committed and cancelled) and stream records answer as bare moto answers', async () => {
+    const table = `cost-${randomUUID().slice(0, 8)}`;
+    const [expected, actual] = [
+      await session(bare.endpoint, table),
+      await session(patched.endpoint, table),
+    ];
+    expect(Object.keys(actual).length).toBeGreaterThan(15);
+    expect(actual.cancelled).toBe('TransactionCanceledException');
+    expect((actual.records as unknown[]).length).toBeGreaterThan(15);
+    expect(actual).toEqual(expected);
+  });
+});

@@ -14,7 +14,10 @@ import type { QueueTimeline } from './timeline.ts';
 /** What every phase of the benchmark works with. */
 export interface BenchContext {
   readonly options: BenchOptions;
+  /** DynamoDB, its streams, SQS and the rest. */
   readonly endpoint: string;
+  /** S3, in an emulator of its own when the benchmark started them. */
+  readonly s3Endpoint: string;
   /** A client of its own (not counted): seeding, the floor, checks. */
   readonly s3: S3Client;
   readonly seeder: Seeder;
@@ -27,11 +30,21 @@ export interface BenchContext {
 
 export type EmulatorProfile = Record<string, { count: number; cpuSeconds: number }>;
 
-/** Reads (and restarts) the CPU per operation of bench/moto_server_bulk.py. */
-export const emulatorProfiler = (endpoint: string) => async (): Promise<EmulatorProfile> => {
-  const response = await fetch(`${endpoint}/_bench/cpu`, { method: 'POST' });
-  if (!response.ok) throw new Error(`emulator profile: ${response.status}`);
-  return (await response.json()) as EmulatorProfile;
+/** Reads (and restarts) the CPU per operation of each bench/moto_server_bulk.py, merged. */
+export const emulatorProfiler = (endpoints: string[]) => async (): Promise<EmulatorProfile> => {
+  const profiles = await Promise.all(
+    endpoints.map(async (endpoint) => {
+      const response = await fetch(`${endpoint}/_bench/cpu`, { method: 'POST' });
+      if (!response.ok) throw new Error(`emulator profile: ${response.status}`);
+      return (await response.json()) as EmulatorProfile;
+    }),
+  );
+  const merged: EmulatorProfile = {};
+  for (const [operation, { count, cpuSeconds }] of profiles.flatMap((p) => Object.entries(p))) {
+    const sum = merged[operation] ?? { count: 0, cpuSeconds: 0 };
+    merged[operation] = { count: sum.count + count, cpuSeconds: sum.cpuSeconds + cpuSeconds };
+  }
+  return merged;
 };
 
 /** Runs `work`, and says how much CPU the emulator and this process spent on it. */

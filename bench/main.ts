@@ -8,11 +8,12 @@ import { cpus, loadavg, totalmem } from 'node:os';
 import { dirname, resolve } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
-import { type Emulator, startMoto } from '#lib/local/emulator.ts';
+import { type Emulators, startEmulators } from '#lib/local/emulator.ts';
 import { LocalStack } from '#lib/local/local-stack.ts';
 import { resourcesOfType, synthesizeTemplate } from '#lib/local/template.ts';
 import { ENV } from '#lib/support/index.ts';
 import { measureAcknowledgement } from './acknowledgement.ts';
+import { measureBudget } from './budget.ts';
 import { renderChart } from './chart.ts';
 import { emulatorProfiler, type StackContext, stackContext } from './context.ts';
 import { RequestCounter } from './counting.ts';
@@ -23,6 +24,7 @@ import { parseOptions } from './options.ts';
 import { renderReport } from './report.ts';
 import { assemble, type Environment, type Results, type StackSettings } from './results.ts';
 import { createBucket, createSeeder, measureSeedRates } from './seeding.ts';
+import { measureShapes } from './shapes.ts';
 import {
   cliRun,
   floorBesideIdleStack,
@@ -100,31 +102,44 @@ const environment: Environment = {
   seed: options.seed,
 };
 
-let emulator: Emulator | undefined;
+let emulators: Emulators | undefined;
 let stack: LocalStack | undefined;
 try {
+  // Services apart, as on AWS and as `npm start` runs them: S3 in one moto, the rest in another.
   if (!options.endpoint) {
-    emulator = await startMoto(resolve('bench/moto_server_bulk.py'));
-    log(`moto ${environment.moto} (pid ${emulator.pid}) on ${emulator.endpoint}`);
+    emulators = await startEmulators(resolve('bench/moto_server_bulk.py'));
+    log(
+      `moto ${environment.moto}: S3 (pid ${emulators.s3.pid}) on ${emulators.s3.endpoint}, the other services (pid ${emulators.main.pid}) on ${emulators.main.endpoint}`,
+    );
   }
-  const endpoint = options.endpoint ?? (emulator as Emulator).endpoint;
+  const endpoint = options.endpoint ?? (emulators as Emulators).main.endpoint;
+  const s3Endpoint = options.endpoint
+    ? (process.env.AWS_ENDPOINT_URL_S3 ?? options.endpoint)
+    : (emulators as Emulators).s3.endpoint;
   process.env.AWS_ENDPOINT_URL = endpoint;
+  process.env.AWS_ENDPOINT_URL_S3 = s3Endpoint;
   const sampler = new ResidentSampler({
     bench: 'self',
-    ...(emulator ? { emulator: emulator.pid } : {}),
+    ...(emulators ? { 'emulator (S3)': emulators.s3.pid, emulator: emulators.main.pid } : {}),
   });
-  const s3 = new S3Client({ endpoint, forcePathStyle: true, maxAttempts: 8 });
-  const seeder = createSeeder(options.seed, endpoint, s3);
-  const motoPid = emulator?.pid;
-  const emulatorCpu = () => (motoPid ? cpuSecondsOf(motoPid) : undefined);
+  const s3 = new S3Client({ endpoint: s3Endpoint, forcePathStyle: true, maxAttempts: 8 });
+  const seeder = createSeeder(options.seed, s3Endpoint, s3);
+  const pids = emulators ? [emulators.main.pid, emulators.s3.pid] : [];
+  const emulatorCpu = () => {
+    const seconds = pids.map((pid) => cpuSecondsOf(pid));
+    return pids.length > 0 && seconds.every((value) => value !== undefined)
+      ? seconds.reduce((sum: number, value) => sum + (value ?? 0), 0)
+      : undefined;
+  };
   const bench = {
     options,
     endpoint,
+    s3Endpoint,
     s3,
     seeder,
     log,
     emulatorCpu,
-    ...(emulator ? { emulatorProfile: emulatorProfiler(endpoint) } : {}),
+    ...(emulators ? { emulatorProfile: emulatorProfiler([endpoint, s3Endpoint]) } : {}),
   };
 
   await createBucket(s3, 'bench-seed-rate');
@@ -155,6 +170,7 @@ try {
     floor.push(await floorRun(bench, run));
     stack = await LocalStack.start({
       endpoint,
+      s3Endpoint,
       port: 0,
       namePrefix: `bench-${run}`,
       settings,
@@ -177,9 +193,19 @@ try {
   const beside = await floorBesideIdleStack(context, options.repeats);
   log(`floor beside the idle stack: ${beside.floor.objectsPerSecond.toFixed(0)} objects/s`);
   const acknowledgement = await measureAcknowledgement(context);
+  const shapes = await measureShapes(context);
   const history = await tableHistory(dynamodb, endpoint, stack.resources.tableName);
   await stack.stop();
   stack = undefined;
+  // The key budget at half of what Lethe reached unbudgeted (in whole hundreds), on a stack of
+  // its own: the whole pipeline's sustained rate against it.
+  const unbudgeted = [...lethe].sort((a, b) => a.objectsPerSecond - b.objectsPerSecond);
+  const medianRate = unbudgeted[Math.floor((unbudgeted.length - 1) / 2)]?.objectsPerSecond ?? 0;
+  const budget = await measureBudget(
+    bench,
+    { counter, timeline, settings },
+    Math.max(100, Math.round(medianRate / 2 / 100) * 100),
+  );
 
   // The CLI runs for minutes, long enough for the shared machine's speed to drift: a floor run
   // just before it and one just after pair it with the floor, as each Lethe run is paired.
@@ -196,12 +222,15 @@ try {
     }
   }
   if (cli) floorAroundCli.push(await floorRun(bench, options.repeats + 2));
-  const heap = await probeWorkerHeap(endpoint, {
-    objects: options.heapObjects,
-    batch: options.heapBatch,
-    seed: options.seed,
-    region,
-  });
+  const heap = await probeWorkerHeap(
+    { endpoint, s3Endpoint },
+    {
+      objects: options.heapObjects,
+      batch: options.heapBatch,
+      seed: options.seed,
+      region,
+    },
+  );
   log(`worker heap: ${heap.page.peakAboveIdleMB.toFixed(1)} MB above idle on one page`);
   const peakRssMB = sampler.stop();
   environment.loadAverage.end = loadavg();
@@ -216,6 +245,8 @@ try {
     floorBesideIdleStack: beside,
     ...(cli ? { cli, floorAroundCli } : cliError ? { cliError } : {}),
     acknowledgement,
+    shapes,
+    budget,
     heap,
     transactions,
     tableHistory: history,
@@ -235,7 +266,7 @@ try {
   }
 } finally {
   await stack?.stop();
-  await emulator?.stop();
+  await emulators?.stop();
 }
 
 /** What the deployed stack is configured with, read from the synthesized template. */

@@ -33,7 +33,7 @@ export interface HeapProbe {
  * (prefix `heapprobe`) in the same emulator, with no poller competing for its messages.
  */
 export async function probeWorkerHeap(
-  endpoint: string,
+  { endpoint, s3Endpoint }: { endpoint: string; s3Endpoint: string },
   options: { objects: number; batch: number; seed: SeedMode; region: string },
 ): Promise<HeapProbe> {
   const resources = await provision(synthesizeTemplate(), createClients({ forcePathStyle: true }), {
@@ -48,6 +48,7 @@ export async function probeWorkerHeap(
     env: {
       ...process.env,
       AWS_ENDPOINT_URL: endpoint,
+      AWS_ENDPOINT_URL_S3: s3Endpoint,
       POWERTOOLS_LOG_LEVEL: 'WARN',
       BENCH_WORKER_ENV: JSON.stringify(worker.environment),
       BENCH_HEAP_OBJECTS: String(options.objects),

@@ -158,12 +158,12 @@ export async function floorBesideIdleStack(
 
 /** `aws s3 rm --recursive` on one copy, with nothing else running against the emulator. */
 export async function cliRun(context: BenchContext): Promise<CliResult> {
-  const { options, s3, seeder, endpoint, log } = context;
+  const { options, s3, seeder, s3Endpoint, log } = context;
   await createBucket(s3, CLI_BUCKET);
   const prefix = copyPrefix(0);
   await seeder.seed(CLI_BUCKET, layout(prefix, options.objects, options.partitions));
   const result = await metered(context, () =>
-    cliDelete(endpoint, CLI_BUCKET, prefix, options.objects),
+    cliDelete(s3Endpoint, CLI_BUCKET, prefix, options.objects),
   );
   await assertEmpty(s3, CLI_BUCKET, prefix, 'aws s3 rm');
   log(`aws s3 rm: ${result.objectsPerSecond.toFixed(0)} objects/s`);

@@ -24,7 +24,11 @@ const clients = createClients({ forcePathStyle: true });
 const config = loadConfig(env);
 const pipeline = createPipeline({ config, clients });
 const handler = createHandler(env, clients);
-const seeder = createSeeder(seedMode, String(env.AWS_ENDPOINT_URL), clients.s3);
+const seeder = createSeeder(
+  seedMode,
+  String(env.AWS_ENDPOINT_URL_S3 ?? env.AWS_ENDPOINT_URL),
+  clients.s3,
+);
 const MB = 1024 * 1024;
 
 let peakHeap = 0;

@@ -29,7 +29,7 @@ const moto = await startMoto(resolve('bench/moto_server_bulk.py'));
 try {
   const dynamodb = new DynamoDBClient({ endpoint: moto.endpoint });
   const streams = new DynamoDBStreamsClient({ endpoint: moto.endpoint });
-  const profile = emulatorProfiler(moto.endpoint);
+  const profile = emulatorProfiler([moto.endpoint]);
   for (const view of ['NEW_AND_OLD_IMAGES', 'NEW_IMAGE'] as const) {
     const table = `probe-${view}`;
     await dynamodb.send(

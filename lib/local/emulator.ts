@@ -111,6 +111,65 @@ export async function startMoto(options: string | StartMotoOptions = {}): Promis
   };
 }
 
+/** The emulators of a local stack: S3 in a process of its own, the other services in another. */
+export interface Emulators {
+  /** DynamoDB and its streams, SQS, EventBridge, KMS: `AWS_ENDPOINT_URL`. */
+  readonly main: Emulator;
+  /** S3 alone: `AWS_ENDPOINT_URL_S3`. */
+  readonly s3: Emulator;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts two moto processes, as AWS runs its services apart: S3 in one, everything else in the
+ * other, so that the pipeline's bookkeeping never queues behind its own deletes (one moto
+ * process serves one request at a time on one core). The SDK sends S3 requests to
+ * `AWS_ENDPOINT_URL_S3` and the rest to `AWS_ENDPOINT_URL`. `options` as for `startMoto`.
+ */
+export async function startEmulators(options: string | StartMotoOptions = {}): Promise<Emulators> {
+  const [main, s3] = await Promise.allSettled([startMoto(options), startMoto(options)]);
+  if (main.status === 'rejected' || s3.status === 'rejected') {
+    await Promise.all(
+      [main, s3].map((started) => (started.status === 'fulfilled' ? started.value.stop() : null)),
+    );
+    throw main.status === 'rejected' ? main.reason : (s3 as PromiseRejectedResult).reason;
+  }
+  return {
+    main: main.value,
+    s3: s3.value,
+    stop: async () => {
+      await Promise.all([main.value.stop(), s3.value.stop()]);
+    },
+  };
+}
+
+/**
+ * The endpoints a local stack uses, and exports for the SDK (`AWS_ENDPOINT_URL`, and
+ * `AWS_ENDPOINT_URL_S3` when S3 is apart): the given ones, else the environment's, else two
+ * emulators started here (returned, to be stopped with the stack).
+ */
+export async function emulatorsFor(
+  given: { endpoint?: string; s3Endpoint?: string },
+  log: (message: string) => void,
+): Promise<{ endpoint: string; s3Endpoint: string; emulators?: Emulators }> {
+  let emulators: Emulators | undefined;
+  let endpoint = given.endpoint ?? process.env.AWS_ENDPOINT_URL;
+  let s3Endpoint =
+    given.s3Endpoint ?? (given.endpoint ? undefined : process.env.AWS_ENDPOINT_URL_S3);
+  if (!endpoint) {
+    emulators = await startEmulators();
+    endpoint = emulators.main.endpoint;
+    s3Endpoint = emulators.s3.endpoint;
+    log(
+      `started moto (pid ${emulators.main.pid}) on ${endpoint} and moto for S3 (pid ${emulators.s3.pid}) on ${s3Endpoint}`,
+    );
+  }
+  process.env.AWS_ENDPOINT_URL = endpoint;
+  if (s3Endpoint) process.env.AWS_ENDPOINT_URL_S3 = s3Endpoint;
+  else delete process.env.AWS_ENDPOINT_URL_S3;
+  return { endpoint, s3Endpoint: s3Endpoint ?? endpoint, ...(emulators ? { emulators } : {}) };
+}
+
 /**
  * A Python that can `import moto`, to run the launcher: env LETHE_MOTO_PYTHON if set (then only
  * that one); else the interpreter of the `moto_server` on PATH, from its shebang (a pyenv shim's

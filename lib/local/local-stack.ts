@@ -14,7 +14,7 @@ import { PortInUseError, withStateChangeLines } from './console.ts';
 
 export { PortInUseError } from './console.ts';
 
-import { type Emulator, startMoto } from './emulator.ts';
+import { type Emulators, emulatorsFor } from './emulator.ts';
 import { createHttpServer } from './http-server.ts';
 import { type LocalFunction, type LocalResources, provision } from './provision.ts';
 import { QueuePoller } from './queue-poller.ts';
@@ -22,8 +22,13 @@ import { StreamPoller } from './stream-poller.ts';
 import { apiRoutes, synthesizeTemplate } from './template.ts';
 
 export interface LocalStackOptions {
-  /** An emulator to use; without one, `moto_server` is started on a free port. */
+  /**
+   * An emulator to use (default env AWS_ENDPOINT_URL); without one, two moto processes are
+   * started on free ports, S3 in one and every other service in the other.
+   */
   readonly endpoint?: string;
+  /** Where S3 is, when not at `endpoint` (default env AWS_ENDPOINT_URL_S3 with the env's endpoint). */
+  readonly s3Endpoint?: string;
   /** Port of the HTTP API on 127.0.0.1; 0 picks a free one. @default 3000 */
   readonly port?: number;
   /** Prefix of every emulator resource name, so stacks can share an emulator. @default 'lethe' */
@@ -77,9 +82,11 @@ const LOCAL_DEFAULTS: Record<string, string> = {
 export class LocalStack {
   readonly url: string;
   readonly endpoint: string;
+  /** Where S3 is: its own emulator, or `endpoint`. */
+  readonly s3Endpoint: string;
   readonly resources: LocalResources;
   readonly clients: Clients;
-  readonly #emulator: Emulator | undefined;
+  readonly #emulators: Emulators | undefined;
   readonly #server: Server;
   readonly #pollers: Array<{ stop(): Promise<void> }>;
   readonly #timers: NodeJS.Timeout[];
@@ -88,9 +95,10 @@ export class LocalStack {
   private constructor(parts: {
     url: string;
     endpoint: string;
+    s3Endpoint: string;
     resources: LocalResources;
     clients: Clients;
-    emulator: Emulator | undefined;
+    emulators: Emulators | undefined;
     server: Server;
     pollers: Array<{ stop(): Promise<void> }>;
     timers: NodeJS.Timeout[];
@@ -98,9 +106,10 @@ export class LocalStack {
   }) {
     this.url = parts.url;
     this.endpoint = parts.endpoint;
+    this.s3Endpoint = parts.s3Endpoint;
     this.resources = parts.resources;
     this.clients = parts.clients;
-    this.#emulator = parts.emulator;
+    this.#emulators = parts.emulators;
     this.#server = parts.server;
     this.#pollers = parts.pollers;
     this.#timers = parts.timers;
@@ -113,28 +122,20 @@ export class LocalStack {
     process.env.AWS_ACCESS_KEY_ID ??= 'test';
     process.env.AWS_SECRET_ACCESS_KEY ??= 'test';
     const region = process.env.AWS_REGION;
-    let emulator: Emulator | undefined;
-    let endpoint = options.endpoint ?? process.env.AWS_ENDPOINT_URL;
-    if (!endpoint) {
-      emulator = await startMoto();
-      endpoint = emulator.endpoint;
-      log(`started moto_server (pid ${emulator.pid}) on ${endpoint}`);
-    }
-    // The SDK reads its endpoint from here; every client below uses the emulator.
-    process.env.AWS_ENDPOINT_URL = endpoint;
+    const { emulators, ...endpoints } = await emulatorsFor(options, log);
     try {
-      return await LocalStack.#assemble(options, endpoint, region, emulator, log);
+      return await LocalStack.#assemble(options, endpoints, region, emulators, log);
     } catch (error) {
-      await emulator?.stop();
+      await emulators?.stop();
       throw error;
     }
   }
 
   static async #assemble(
     options: LocalStackOptions,
-    endpoint: string,
+    endpoints: { endpoint: string; s3Endpoint: string },
     region: string,
-    emulator: Emulator | undefined,
+    emulators: Emulators | undefined,
     log: (message: string) => void,
   ): Promise<LocalStack> {
     const template = synthesizeTemplate(options.stackProps);
@@ -246,10 +247,10 @@ export class LocalStack {
     for (const poller of pollers) poller.start();
     return new LocalStack({
       url: `http://127.0.0.1:${address.port}`,
-      endpoint,
+      ...endpoints,
       resources,
       clients,
-      emulator,
+      emulators,
       server,
       pollers,
       timers,
@@ -265,7 +266,7 @@ export class LocalStack {
     return handler(event);
   }
 
-  /** Stops serving and polling, then the emulator if this stack started it. */
+  /** Stops serving and polling, then the emulators if this stack started them. */
   async stop(): Promise<void> {
     for (const timer of this.#timers) clearInterval(timer);
     await new Promise<void>((resolve) => {
@@ -273,7 +274,7 @@ export class LocalStack {
       this.#server.closeAllConnections();
     });
     await Promise.all(this.#pollers.map((poller) => poller.stop()));
-    await this.#emulator?.stop();
+    await this.#emulators?.stop();
   }
 }
 

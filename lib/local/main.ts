@@ -79,7 +79,11 @@ try {
     ...(quiet ? {} : { console: consoleLine }),
   });
   const { resources } = stack;
-  log(`emulator ${stack.endpoint}`);
+  log(
+    stack.s3Endpoint === stack.endpoint
+      ? `emulator ${stack.endpoint}`
+      : `emulators: S3 ${stack.s3Endpoint}, the other services ${stack.endpoint}`,
+  );
   log(`table ${resources.tableName}, bucket ${resources.bucket}`);
   log(`queues ${resources.queues.map((queue) => queue.url.split('/').at(-1)).join(', ')}`);
   log(`API ready on ${stack.url}  (try: curl ${stack.url}/v1/health)`);

@@ -30,7 +30,7 @@ describe('restarting the local runtime mid-deletion', () => {
     const first = await startRuntimeProcess(env);
     running.push(first);
     const api = apiClient(first.url);
-    const s3 = new S3Client({ endpoint, forcePathStyle: true });
+    const s3 = new S3Client({ forcePathStyle: true }); // S3 where the suite put it (AWS_ENDPOINT_URL_S3)
     const stream = await api.create('acme', 'logs');
     const sibling = await api.create('acme', 'logs2');
     const where = parseLocation(String(stream.body.location));
@@ -90,7 +90,7 @@ describe('restarting the local runtime mid-deletion', () => {
     const first = await startRuntimeProcess(env);
     running.push(first);
     const api = apiClient(first.url);
-    const s3 = new S3Client({ endpoint, forcePathStyle: true });
+    const s3 = new S3Client({ forcePathStyle: true }); // S3 where the suite put it (AWS_ENDPOINT_URL_S3)
     const where = parseLocation(String((await api.create('acme', 'logs')).body.location));
     await seedObjects(s3, where.bucket, partitionedObjects(where.prefix, 60, 3));
     const before = await listAll(s3, where.bucket, where.prefix);

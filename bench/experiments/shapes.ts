@@ -1,0 +1,182 @@
+/**
+ * Where does a deletion's time go when the shape, not the size, is large? Starts moto (with the
+ * benchmark's bulk seeding), a local stack, and times: one stream of OBJECTS objects in WIDE
+ * partitions, MANY streams of EACH objects deleted at once, and a plan beside a deletion.
+ * `npx tsx bench/experiments/shapes.ts [wide|many|plan|tenant] ...` prints a line per
+ * measurement and the requests each service answered.
+ */
+import { resolve } from 'node:path';
+import { S3Client } from '@aws-sdk/client-s3';
+import { startEmulators, startMoto } from '#lib/local/emulator.ts';
+import { LocalStack } from '#lib/local/local-stack.ts';
+import { apiClient, parseLocation } from '../../test/helpers/http.ts';
+import { emulatorProfiler } from '../context.ts';
+import { RequestCounter } from '../counting.ts';
+import { createSeeder } from '../seeding.ts';
+
+process.env.AWS_ACCESS_KEY_ID ??= 'test';
+process.env.AWS_SECRET_ACCESS_KEY ??= 'test';
+process.env.AWS_REGION ??= 'us-east-1';
+process.env.POWERTOOLS_LOG_LEVEL ??= 'WARN';
+
+const which = new Set(process.argv.slice(2).length ? process.argv.slice(2) : ['wide', 'many']);
+const n = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
+
+const day = (index: number) =>
+  new Date(Date.UTC(2025, 0, 1) + index * 86_400_000).toISOString().slice(0, 10);
+const objectsIn = (prefix: string, count: number, partitions: number) =>
+  Array.from({ length: count }, (_, index) => ({
+    key: `${prefix}dt=${day(index % partitions)}/part-${String(index).padStart(6, '0')}.json`,
+    body: `{"n":${index}}`,
+  }));
+
+// S3 apart from the other services, as `npm start` runs them; SHAPES_ONE_MOTO=1: one process.
+const launcher = resolve(process.env.SHAPES_MOTO ?? 'bench/moto_server_bulk.py');
+const emulators = process.env.SHAPES_ONE_MOTO
+  ? await startMoto(launcher).then((one) => ({ main: one, s3: one, stop: () => one.stop() }))
+  : await startEmulators(launcher);
+process.env.AWS_ENDPOINT_URL = emulators.main.endpoint;
+process.env.AWS_ENDPOINT_URL_S3 = emulators.s3.endpoint;
+const s3 = new S3Client({ forcePathStyle: true });
+const seeder = createSeeder('bulk', emulators.s3.endpoint, s3);
+const counter = new RequestCounter();
+const stack = await LocalStack.start({
+  endpoint: emulators.main.endpoint,
+  s3Endpoint: emulators.s3.endpoint,
+  port: 0,
+  namePrefix: 'shapes',
+  wrapClients: (clients) => counter.attach(clients),
+});
+const api = apiClient(stack.url);
+const requests = () => {
+  const snapshot = counter.snapshot();
+  const line = Object.entries(snapshot).map(([service, commands]) => {
+    const calls = Object.entries(commands)
+      .filter(([command]) => command !== 'ReceiveMessage')
+      .map(
+        ([command, tally]) =>
+          `${command} ${tally.calls} (${(tally.ms.reduce((a, b) => a + b, 0) / tally.calls).toFixed(0)} ms)`,
+      )
+      .join(', ');
+    return `${service}: ${calls}`;
+  });
+  counter.reset();
+  return line.join('\n  ');
+};
+const profile = async () => {
+  const byOperation = await emulatorProfiler([
+    ...new Set([emulators.main.endpoint, emulators.s3.endpoint]),
+  ])();
+  return Object.entries(byOperation)
+    .sort(([, a], [, b]) => b.cpuSeconds - a.cpuSeconds)
+    .slice(0, 8)
+    .map(([operation, { count, cpuSeconds }]) => `${operation} ${count} ${cpuSeconds.toFixed(1)} s`)
+    .join(', ');
+};
+
+async function stream(tenant: string, name: string, count: number, partitions: number) {
+  const created = await api.create(tenant, name);
+  if (created.status !== 201) throw new Error(`create ${name}: ${created.status}`);
+  const { bucket, prefix } = parseLocation(String(created.body.location));
+  if (count > 0) await seeder.seed(bucket, objectsIn(prefix, count, partitions));
+}
+
+async function completed(tenant: string, ids: string[], what = 'deletions') {
+  const left = new Set(ids);
+  while (left.size > 0) {
+    for (const id of left) {
+      const path =
+        what === 'plans'
+          ? `/v1/tenants/${tenant}/plans/${id}`
+          : `/v1/tenants/${tenant}/deletions/${id}`;
+      const { body } = await api.call('GET', path);
+      if (body.state === 'COMPLETED') left.delete(id);
+      else if (body.state === 'FAILED') throw new Error(`${id} FAILED`);
+    }
+    await new Promise((done) => setTimeout(done, 100));
+  }
+}
+
+try {
+  if (which.has('wide')) {
+    const objects = n('OBJECTS', 1200);
+    const partitions = n('WIDE', 150);
+    await stream('shapes', 'wide', objects, partitions);
+    counter.reset();
+    await profile();
+    const started = performance.now();
+    const reply = await api.delete('shapes', 'wide');
+    await completed('shapes', [String(reply.body.deletionId)]);
+    const seconds = (performance.now() - started) / 1000;
+    console.log(`wide: ${objects} objects in ${partitions} partitions: ${seconds.toFixed(1)} s`);
+    console.log(`  ${requests()}`);
+    console.log(`  emulator CPU: ${await profile()}`);
+  }
+  if (which.has('many')) {
+    const streams = n('MANY', 40);
+    const each = n('EACH', 30);
+    for (let index = 0; index < streams; index++) await stream('many', `s${index}`, each, 3);
+    counter.reset();
+    await profile();
+    const started = performance.now();
+    const replies = await Promise.all(
+      Array.from({ length: streams }, (_, index) => api.delete('many', `s${index}`)),
+    );
+    await completed(
+      'many',
+      replies.map((reply) => String(reply.body.deletionId)),
+    );
+    const seconds = (performance.now() - started) / 1000;
+    console.log(`many: ${streams} streams of ${each} objects at once: ${seconds.toFixed(1)} s`);
+    console.log(`  ${requests()}`);
+    console.log(`  emulator CPU: ${await profile()}`);
+  }
+  if (which.has('plan')) {
+    const objects = n('OBJECTS', 5000);
+    await stream('plans', 'logs', objects, 10);
+    counter.reset();
+    await profile();
+    let started = performance.now();
+    const plan = await api.call('POST', '/v1/tenants/plans/streams/logs/plans');
+    await completed('plans', [String(plan.body.planId)], 'plans');
+    const planSeconds = (performance.now() - started) / 1000;
+    console.log(`plan: ${objects} objects in 10 partitions: ${planSeconds.toFixed(1)} s`);
+    console.log(`  ${requests()}`);
+    console.log(`  emulator CPU: ${await profile()}`);
+    started = performance.now();
+    const reply = await api.delete('plans', 'logs');
+    await completed('plans', [String(reply.body.deletionId)]);
+    const deleteSeconds = (performance.now() - started) / 1000;
+    console.log(`deletion of the same: ${deleteSeconds.toFixed(1)} s`);
+    console.log(`  ${requests()}`);
+    console.log(`  emulator CPU: ${await profile()}`);
+  }
+  if (which.has('tenant')) {
+    const streams = n('STREAMS', 500);
+    const each = n('EACH', 2);
+    let started = performance.now();
+    for (let index = 0; index < streams; index++) await stream('tenant', `s${index}`, each, 1);
+    console.log(
+      `created ${streams} streams in ${((performance.now() - started) / 1000).toFixed(1)} s`,
+    );
+    counter.reset();
+    await profile();
+    started = performance.now();
+    await api.call('DELETE', '/v1/tenants/tenant');
+    for (;;) {
+      const { body } = await api.call('GET', '/v1/tenants/tenant/offboarding');
+      if (body.state === 'COMPLETED') break;
+      if (body.state === 'FAILED') throw new Error('offboarding FAILED');
+      await new Promise((done) => setTimeout(done, 500));
+    }
+    const seconds = (performance.now() - started) / 1000;
+    console.log(
+      `tenant offboarding: ${streams} streams of ${each} objects: ${seconds.toFixed(1)} s`,
+    );
+    console.log(`  ${requests()}`);
+    console.log(`  emulator CPU: ${await profile()}`);
+  }
+} finally {
+  await stack.stop();
+  await emulators.stop();
+}

@@ -256,6 +256,11 @@ export class LetheMonitoring extends Construct {
             [letheMetric('scheduledDeletions', 'Maximum', sweepPeriod, 'scheduled')],
             [letheMetric('eventsPublished', 'Sum', FIVE_MINUTES, 'state changes published')],
           ),
+          graph(
+            'Tenant offboardings',
+            [letheMetric('openOffboardings', 'Maximum', sweepPeriod, 'under way')],
+            [letheMetric('offboardingsCompleted', 'Sum', FIVE_MINUTES, 'completed')],
+          ),
         ],
       ],
     });

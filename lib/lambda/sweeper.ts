@@ -1,5 +1,11 @@
 import type { Context } from 'aws-lambda';
-import { keysOf, loggedDeletionEvents, sample, type Telemetry } from '../observability/index.ts';
+import {
+  count,
+  keysOf,
+  loggedDeletionEvents,
+  sample,
+  type Telemetry,
+} from '../observability/index.ts';
 import {
   createPipeline,
   type Offboarder,
@@ -35,6 +41,8 @@ export const sweeperHandler =
           const outcome = await offboarding.offboarder.refresh(record);
           offboardings[outcome] = (offboardings[outcome] ?? 0) + 1;
         }
+        sample('openOffboardings', offboardings.running ?? 0);
+        if (offboardings.completed) count('offboardingsCompleted', offboardings.completed);
       }
       const report = await sweeper.sweep();
       const scheduled = await sweeper.scheduled();

@@ -29,6 +29,10 @@ export const METRICS = {
   scheduledDeletions: { name: 'ScheduledDeletions', unit: 'Count' },
   /** Emitted by every sweep: how long ago the oldest open deletion was requested (0 if none). */
   oldestDeletionAge: { name: 'OldestDeletionAge', unit: 'Seconds' },
+  /** Emitted by every sweep: tenant offboardings still under way after it looked at them. */
+  openOffboardings: { name: 'OpenOffboardings', unit: 'Count' },
+  /** Tenant offboardings a sweep found finished (every stream's deletion COMPLETED). */
+  offboardingsCompleted: { name: 'OffboardingsCompleted', unit: 'Count' },
 } as const satisfies Record<string, { name: string; unit: 'Count' | 'Bytes' | 'Seconds' }>;
 
 export type MetricKey = keyof typeof METRICS;

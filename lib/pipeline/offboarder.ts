@@ -2,9 +2,11 @@ import {
   type Clock,
   type DeletionRecord,
   type DeletionState,
+  type OffboardingLink,
   OffboardingNotFoundError,
   type OffboardingRecord,
   type OffboardingView,
+  StreamNotFoundError,
   systemClock,
 } from '../core/index.ts';
 import type { DeletionStore, OffboardingStore, StreamStore } from '../store/index.ts';
@@ -12,7 +14,7 @@ import type { DeletionStore, OffboardingStore, StreamStore } from '../store/inde
 export interface OffboarderOptions {
   readonly offboardings: Pick<
     OffboardingStore,
-    'get' | 'link' | 'linkItems' | 'links' | 'advance' | 'complete' | 'settleCancel'
+    'get' | 'link' | 'linkItems' | 'links' | 'relink' | 'advance' | 'complete' | 'settleCancel'
   >;
   readonly streams: Pick<StreamStore, 'listAfter'>;
   readonly deletions: Pick<DeletionStore, 'request' | 'get' | 'cancel'>;
@@ -31,6 +33,11 @@ const SETTLE_AFTER_MS = 120_000;
  * the dispatcher as the next step. No invocation walks all of a tenant's streams. The sweeper
  * completes an offboarding whose deletions have all completed, and finishes cancelling one.
  */
+interface Linked {
+  link: OffboardingLink;
+  deletion: DeletionRecord | undefined;
+}
+
 export class Offboarder {
   readonly #offboardings: OffboarderOptions['offboardings'];
   readonly #streams: OffboarderOptions['streams'];
@@ -53,10 +60,7 @@ export class Offboarder {
       return 'stale';
     }
     const page = await this.#streams.listAfter(seen.tenant, seen.fanoutAfter, this.#pageSize);
-    const grace = Math.max(
-      0,
-      Math.ceil((Date.parse(seen.executeAfter) - this.#clock.now().getTime()) / 1000),
-    );
+    const grace = this.#graceLeft(seen);
     for (const stream of page.streams) {
       // A new deletion is linked in its own tombstone's transaction; one under way already (a
       // stream being deleted, or a step repeated after a crash) is linked, once, after it.
@@ -76,7 +80,13 @@ export class Offboarder {
   async refresh(offboarding: OffboardingRecord): Promise<'completed' | 'running' | 'cancelled'> {
     if (offboarding.state === 'CANCELLED') return this.#cancelRest(offboarding);
     if (offboarding.state !== 'RUNNING' || !offboarding.fannedOut) return 'running';
-    const deletions = await this.#deletionsOf(offboarding);
+    const linked = await this.#linked(offboarding);
+    const cancelled = linked.filter(({ deletion }) => deletion?.state === 'CANCELLED');
+    if (cancelled.length > 0) {
+      await this.#retake(offboarding, cancelled);
+      return 'running';
+    }
+    const deletions = linked.map(({ deletion }) => deletion);
     if (!deletions.every((deletion) => deletion?.state === 'COMPLETED')) return 'running';
     const totals = deletions.reduce(
       (sum, deletion) => ({
@@ -92,9 +102,9 @@ export class Offboarder {
   async view(tenant: string): Promise<OffboardingView> {
     const offboarding = await this.#offboardings.get(tenant);
     if (!offboarding) throw new OffboardingNotFoundError(tenant);
-    const deletions = (await this.#deletionsOf(offboarding)).filter(
-      (deletion): deletion is DeletionRecord => deletion !== undefined,
-    );
+    const deletions = (await this.#linked(offboarding))
+      .map(({ deletion }) => deletion)
+      .filter((deletion): deletion is DeletionRecord => deletion !== undefined);
     const states: Partial<Record<DeletionState, number>> = {};
     for (const deletion of deletions) states[deletion.state] = (states[deletion.state] ?? 0) + 1;
     const scheduled =
@@ -121,7 +131,7 @@ export class Offboarder {
   /** Cancels every deletion it took in that has not started; settles once none is left. */
   async #cancelRest(offboarding: OffboardingRecord): Promise<'cancelled'> {
     let left = 0;
-    for (const deletion of await this.#deletionsOf(offboarding)) {
+    for (const { deletion } of await this.#linked(offboarding)) {
       if (deletion?.state !== 'SCHEDULED') continue;
       left++;
       try {
@@ -137,11 +147,47 @@ export class Offboarder {
     return 'cancelled';
   }
 
-  async #deletionsOf(offboarding: OffboardingRecord): Promise<Array<DeletionRecord | undefined>> {
-    const found: Array<DeletionRecord | undefined> = [];
-    let batch: Promise<DeletionRecord | undefined>[] = [];
+  /**
+   * Streams whose deletion was cancelled under a running offboarding (an offboarding cancelled
+   * just before this one was requested cancels the scheduled deletions this one took in as they
+   * were) get a deletion again, with this offboarding's window, and their links follow it: a
+   * stream is never left undeleted, nor the offboarding waiting on a deletion that will not run.
+   */
+  async #retake(offboarding: OffboardingRecord, cancelled: Linked[]) {
+    for (const { link } of cancelled) {
+      try {
+        const { deletion } = await this.#deletions.request(
+          offboarding.tenant,
+          link.stream,
+          this.#graceLeft(offboarding),
+        );
+        await this.#offboardings.relink(
+          offboarding,
+          link.stream,
+          link.deletionId,
+          deletion.deletionId,
+        );
+      } catch (error) {
+        // Gone since (a later deletion completed it): nothing of it is left to delete.
+        if (!(error instanceof StreamNotFoundError)) throw error;
+      }
+    }
+  }
+
+  /** Seconds left of the offboarding's grace window, which its stream deletions share. */
+  #graceLeft(offboarding: OffboardingRecord) {
+    const left = Date.parse(offboarding.executeAfter) - this.#clock.now().getTime();
+    return Math.max(0, Math.ceil(left / 1000));
+  }
+
+  /** Each link of the offboarding with its deletion (read 16 at a time). */
+  async #linked(offboarding: OffboardingRecord): Promise<Linked[]> {
+    const found: Linked[] = [];
+    let batch: Promise<Linked>[] = [];
     for await (const link of this.#offboardings.links(offboarding)) {
-      batch.push(this.#deletions.get(link.tenant, link.deletionId));
+      batch.push(
+        this.#deletions.get(link.tenant, link.deletionId).then((deletion) => ({ link, deletion })),
+      );
       if (batch.length === 16) {
         found.push(...(await Promise.all(batch)));
         batch = [];

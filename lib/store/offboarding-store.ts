@@ -94,6 +94,28 @@ export class OffboardingStore {
     ];
   }
 
+  /**
+   * Points a stream's link at the deletion that replaced a cancelled one (the stream's
+   * deletion was cancelled under the offboarding, e.g. by an offboarding cancelled just before
+   * this one). Conditional on the link still naming `from`: a repeat changes nothing.
+   */
+  async relink(
+    offboarding: OffboardingRecord,
+    stream: string,
+    from: string,
+    to: string,
+  ): Promise<boolean> {
+    const written = await this.#table.update(
+      keys.offboardingLink(offboarding.offboardingId, stream),
+      {
+        update: 'SET deletionId = :to',
+        values: { ':to': to },
+        condition: equals('deletionId', from),
+      },
+    );
+    return written.ok;
+  }
+
   links(offboarding: Pick<OffboardingRecord, 'offboardingId'>): AsyncGenerator<OffboardingLink> {
     const scope = keys.offboardingLinksOf(offboarding.offboardingId);
     return this.#table.query<OffboardingLink>({

@@ -167,6 +167,43 @@ describe.skipIf(process.env.LETHE_TEST_API_URL)('tenant offboarding', () => {
     expect((await api.create(name, 'new')).status).toBe(201);
   });
 
+  it("takes a stream in again when its deletion is cancelled under the offboarding (a cancelled offboarding's late clean-up), and completes", async () => {
+    // Arrange: an offboarding in its window, both streams taken in
+    const name = tenant();
+    const { body } = await api.create(name, 'logs');
+    const where = parseLocation(String(body.location));
+    await seedObjects(target.s3, where.bucket, partitionedObjects(where.prefix, 6, 2));
+    await api.create(name, 'empty');
+    await api.call('DELETE', `/v1/tenants/${name}?graceSeconds=3600`);
+    const taken = await waitFor('both streams taken in', async () => {
+      const view = await offboarding(name);
+      return view.streams === 2 ? view : undefined;
+    });
+    const logs = String((await api.get(name, 'logs')).body.deletionId);
+
+    // Act: the deletion of logs is cancelled under the running offboarding
+    expect((await api.cancel(name, logs)).status).toBe(200);
+    await target.local?.invoke('functions/sweeper.ts');
+
+    // Assess: logs has a deletion again, the offboarding names it instead
+    const retaken = await offboarding(name);
+    const again = String((await api.get(name, 'logs')).body.deletionId);
+    expect(again).not.toBe(logs);
+    expect(retaken.deletions).toContain(again);
+    expect(retaken.deletions).not.toContain(logs);
+    expect(retaken).toMatchObject({ streams: 2, deletionStates: { SCHEDULED: 2 } });
+
+    // Act + Assess: expedited, every stream's deletion completes and so does the offboarding
+    for (const id of retaken.deletions) await api.expedite(name, id);
+    const done = await waitFor('the offboarding to complete', async () => {
+      const view = await offboarding(name);
+      return view.state === 'COMPLETED' ? view : undefined;
+    });
+    expect(done).toMatchObject({ objectsDeleted: 6, deletionStates: { COMPLETED: 2 } });
+    expect(taken.deletions).not.toContain(again);
+    expect((await listAll(target.s3, where.bucket, where.prefix)).size).toBe(0);
+  });
+
   it('answers 404 for a tenant without streams', async () => {
     const reply = await api.call('DELETE', `/v1/tenants/${tenant()}`);
     expect(reply).toMatchObject({ status: 404, body: { error: { code: 'TenantNotFound' } } });

@@ -116,6 +116,14 @@ describe('dashboard', () => {
       widget: 'Throttling retried',
       row: ['Lethe', 'RequestsRetried', 'service', 'lethe', 'Sum', 60],
     },
+    {
+      widget: 'Tenant offboardings',
+      row: ['Lethe', 'OpenOffboardings', 'service', 'lethe', 'Maximum', 300],
+    },
+    {
+      widget: 'Tenant offboardings',
+      row: ['Lethe', 'OffboardingsCompleted', 'service', 'lethe', 'Sum', 300],
+    },
   ])('graphs $row.1 in "$widget"', ({ widget, row }) => {
     // Act
     const rows = graphed(defaults, widget);

@@ -1,6 +1,7 @@
 import { DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import type { OffboardingRecord } from '../../../lib/core/index.ts';
 import { createSweeperHandler, sweeperHandler } from '../../../lib/lambda/sweeper.ts';
 import type { Sweeper, SweepReport } from '../../../lib/pipeline/index.ts';
 import { createClients, ENV } from '../../../lib/support/index.ts';
@@ -90,6 +91,33 @@ describe('sweeperHandler', () => {
 
     // Assess
     expect(captured.metrics()).toEqual([expect.objectContaining({ ScheduledDeletions: 4 })]);
+  });
+
+  it('reports the offboardings still under way and those it found completed', async () => {
+    // Prepare
+    const records = [{ tenant: 'a' }, { tenant: 'b' }, { tenant: 'c' }] as OffboardingRecord[];
+    const outcomes = ['completed', 'running', 'running'] as const;
+    const refresh = vi.fn(
+      async (record: OffboardingRecord) => outcomes[records.indexOf(record)] ?? 'running',
+    );
+    const handler = sweeperHandler(sweeping(), captured.telemetry, undefined, {
+      offboardings: {
+        underWay: async function* () {
+          yield* records;
+        },
+      },
+      offboarder: { refresh },
+    });
+
+    // Act
+    await handler();
+
+    // Assess
+    expect(refresh).toHaveBeenCalledTimes(3);
+    expect(captured.metrics()).toEqual([
+      expect.objectContaining({ OpenOffboardings: 2, OffboardingsCompleted: 1 }),
+    ]);
+    expect(captured.logs()[0]).toMatchObject({ offboardings: { completed: 1, running: 2 } });
   });
 
   it('logs the report with the oldest open deletion: its keys, state and age', async () => {

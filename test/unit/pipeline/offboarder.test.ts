@@ -56,6 +56,12 @@ function world(names: string[], overrides: Partial<OffboardingRecord> = {}) {
       record = { ...record, state: 'COMPLETED', objectsDeleted: totals.objectsDeleted };
       return true;
     }),
+    relink: vi.fn(async (_: OffboardingRecord, stream: string, from: string, to: string) => {
+      const link = links.find((candidate) => candidate.stream === stream);
+      if (link?.deletionId !== from) return false;
+      link.deletionId = to;
+      return true;
+    }),
     settleCancel: vi.fn(async () => {}),
   } satisfies OffboarderOptions['offboardings'];
   const options: OffboarderOptions = {
@@ -78,12 +84,15 @@ function world(names: string[], overrides: Partial<OffboardingRecord> = {}) {
           grace = 0,
           also: (deletion: DeletionRecord) => unknown[] = () => [],
         ) => {
-          const existing = deletions.get(`${stream}-deletion`);
-          if (existing) return { created: false, deletion: existing };
+          // The stream's latest deletion: one under way is answered; a cancelled one is not.
+          const existing = [...deletions.values()].filter((d) => d.stream === stream).at(-1);
+          if (existing && existing.state !== 'CANCELLED') {
+            return { created: false, deletion: existing };
+          }
           const deletion = aDeletion({
             tenant,
             stream,
-            deletionId: `${stream}-deletion`,
+            deletionId: existing ? `${existing.deletionId}+` : `${stream}-deletion`,
             state: grace > 0 ? 'SCHEDULED' : 'PENDING',
           });
           deletions.set(deletion.deletionId, deletion);
@@ -169,5 +178,31 @@ describe('Offboarder', () => {
       'CANCELLED',
       'RUNNING',
     ]);
+  });
+
+  it('takes a stream in again when its deletion was cancelled under the running offboarding', async () => {
+    // Arrange: fanned out; then a cancelled offboarding's clean-up cancels b's deletion
+    const { offboarder, record, deletions, options, links } = world(['a', 'b']);
+    const ref = { tenant: 'acme', offboardingId: OFFBOARDING_ID };
+    await offboarder.fanOut(ref);
+    await offboarder.fanOut(ref);
+    await options.deletions.cancel('acme', 'b-deletion');
+
+    // Act
+    const outcome = await offboarder.refresh(record());
+
+    // Assess: b has a deletion again, with the window left, and the link follows it
+    expect(outcome).toBe('running');
+    expect(options.deletions.request).toHaveBeenLastCalledWith('acme', 'b', 3600);
+    expect(links.map((link) => link.deletionId)).toEqual(['a-deletion', 'b-deletion+']);
+    expect(deletions.get('b-deletion+')?.state).toBe('SCHEDULED');
+    expect(record().streams).toBe(2);
+
+    // Act + Assess: it completes once both deletions it now names have completed
+    for (const id of ['a-deletion', 'b-deletion+']) {
+      deletions.set(id, aDeletion({ deletionId: id, state: 'COMPLETED', objectsDeleted: 2 }));
+    }
+    expect(await offboarder.refresh(record())).toBe('completed');
+    expect(record()).toMatchObject({ state: 'COMPLETED', objectsDeleted: 4 });
   });
 });

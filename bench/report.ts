@@ -87,6 +87,7 @@ export function renderReport(results: Results, options: BenchOptions): string {
     '',
     `Large over small: p50 ${n(ack.p50Ratio, 2)}x, p95 ${n(ack.p95Ratio, 2)}x. The DELETE never touches S3: its cost is the same transaction whatever the stream holds.`,
     '',
+    ...shapesSection(results),
     '## Throughput',
     '',
     `${n(options.objects)} objects in ${options.partitions} date partitions, three identical copies (same keys and bodies): ` +
@@ -477,4 +478,40 @@ function memoryAdvice(results: Results): string {
         `at ${n(chosen)} MB ${n(Math.min(3500, 1000 / link(chosen)))} objects/s, for ${usd(dollarsPerMillion(chosen) - dollarsPerMillion(configured))} more (or less, if negative) per million objects. ` +
         'Every size here holds the heap. The api, dispatcher and sweeper handle one small request at a time and stay at the 256 MB default.',
   ].join('\n');
+}
+
+/** The same objects in three shapes, and a plan beside the deletion it previews. */
+function shapesSection(results: Results): string[] {
+  const shapes = results.shapes;
+  if (!shapes) return [];
+  const { plan } = shapes;
+  return [
+    '## Shapes',
+    '',
+    `The same ${n(shapes.narrow.objectsPerStream * shapes.narrow.streams)} objects deleted three ways on the stack of the last throughput run, each shape seeded first and every DELETE sent at once, timed to the last deletion COMPLETED as the client saw it. Time should follow the work (pages, objects), not the shape: a chain per partition and a deletion per stream each cost bookkeeping of their own, which is what the wide and many shapes weigh.`,
+    '',
+    table(
+      [
+        'shape',
+        'streams',
+        'objects each',
+        'partitions each',
+        'seconds',
+        'objects/s',
+        'over narrow',
+      ],
+      [shapes.narrow, shapes.wide, shapes.many].map((run) => [
+        run.shape,
+        n(run.streams),
+        n(run.objectsPerStream),
+        n(run.partitions),
+        n(run.seconds, 1),
+        n(run.objectsPerSecond),
+        `${n(run.seconds / shapes.narrow.seconds, 2)}x`,
+      ]),
+    ),
+    '',
+    `A plan (dry run) of the throughput layout (${n(plan.objects)} objects in ${n(plan.partitions)} partitions) took ${n(plan.planSeconds, 1)} s and counted ${n(plan.planObjects)} objects; the deletion of the same stream, right after, took ${n(plan.deleteSeconds, 1)} s (${n(plan.planSeconds / plan.deleteSeconds, 2)}x). The plan walks the same chains and pages without deleting; its own estimate for the deletion on AWS at the stack's concurrency was ${n(plan.estimatedSeconds, 1)} s.`,
+    '',
+  ];
 }

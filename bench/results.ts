@@ -1,4 +1,5 @@
 import type { Acknowledgement } from './acknowledgement.ts';
+import type { BudgetRun } from './budget.ts';
 import {
   type CostLine,
   costPerMillion,
@@ -13,6 +14,7 @@ import type { TransactionCost } from './emulator-probe.ts';
 import type { HeapProbe } from './memory.ts';
 import type { BenchOptions } from './options.ts';
 import type { SeedRates } from './seeding.ts';
+import type { Shapes } from './shapes.ts';
 import { percentile } from './stats.ts';
 import type { IdleLoad, LetheRun } from './throughput.ts';
 
@@ -54,6 +56,10 @@ export interface Measurements {
   /** Why `aws s3 rm` has no result, when it failed twice. */
   cliError?: string;
   acknowledgement: Acknowledgement;
+  /** The same work in three shapes, and a plan beside its deletion (absent in older results). */
+  shapes?: Shapes;
+  /** The pipeline held to LETHE_MAX_KEYS_PER_SECOND (absent in older results). */
+  budget?: BudgetRun;
   heap: HeapProbe;
   /** moto's TransactWriteItems latency by table size, and the stack's table after the run. */
   transactions: TransactionCost[];
@@ -207,6 +213,32 @@ export function assemble(measured: Measurements): Results {
       value: `${fmt(acknowledgement.p50Ratio)}x (${fmt(acknowledgement.large.ackMs.p50, 1)} ms vs ${fmt(acknowledgement.small.ackMs.p50, 1)} ms)`,
       met: options.ackLargeObjects >= 10_000 ? acknowledgement.p50Ratio <= 1.5 : undefined,
     },
+    ...(measured.shapes
+      ? [
+          {
+            name: `Wide: ${measured.shapes.wide.partitions} partitions over ${measured.shapes.narrow.partitions}, same ${measured.shapes.narrow.streams * measured.shapes.narrow.objectsPerStream} objects`,
+            target: '≤ 2x the time',
+            value: `${fmt(measured.shapes.wideRatio)}x (${fmt(measured.shapes.wide.seconds, 1)} s vs ${fmt(measured.shapes.narrow.seconds, 1)} s)`,
+            met: measured.shapes.wideRatio <= 2,
+          },
+          {
+            name: `Many: ${measured.shapes.many.streams} streams at once over one stream, same objects`,
+            target: '≤ 2x the time',
+            value: `${fmt(measured.shapes.manyRatio)}x (${fmt(measured.shapes.many.seconds, 1)} s vs ${fmt(measured.shapes.narrow.seconds, 1)} s)`,
+            met: measured.shapes.manyRatio <= 2,
+          },
+        ]
+      : []),
+    ...(measured.budget
+      ? [
+          {
+            name: `Key budget (LETHE_MAX_KEYS_PER_SECOND=${measured.budget.keysPerSecond}), every worker together`,
+            target: 'within 10%',
+            value: `${fmt(100 * measured.budget.ratio, 0)}% (${fmt(measured.budget.sustainedKeysPerSecond, 0)} keys/s sustained over ${measured.budget.deleteRequests} DeleteObjects)`,
+            met: options.quick ? undefined : Math.abs(measured.budget.ratio - 1) <= 0.1,
+          },
+        ]
+      : []),
     {
       name: 'Throughput, Lethe over the emulator’s floor',
       target: '≥ 90%',

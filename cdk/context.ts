@@ -31,6 +31,7 @@ export function propsFromContext(node: Node): LetheStackProps {
     staleAfterSeconds: number('staleAfterSeconds'),
     maxAttempts: number('maxAttempts'),
     workerConcurrency: number('workerConcurrency'),
+    maxKeysPerSecond: number('maxKeysPerSecond'),
     receiptRetentionDays: number('receiptRetentionDays'),
     defaultGraceSeconds: number('defaultGraceSeconds'),
     maxDeletionAge:

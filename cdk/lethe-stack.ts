@@ -46,6 +46,11 @@ export interface LetheStackProps extends StackProps {
   readonly maxAttempts?: number;
   /** Most worker invocations at once. @default 20 */
   readonly workerConcurrency?: number;
+  /**
+   * Keys deleted per second in the bucket by the whole pipeline, across every worker, so that
+   * deletions leave S3's per-prefix request rate to live traffic. @default no budget
+   */
+  readonly maxKeysPerSecond?: number;
   /** Deliveries of a work message before it moves to the dead-letter queue. @default 5 */
   readonly maxReceiveCount?: number;
   /**
@@ -185,6 +190,7 @@ export class LetheStack extends Stack {
       // CPU in proportion to memory (BENCHMARKS.md, "Memory"). The heap needs far less.
       memorySize: 1769,
     });
+    if (props.maxKeysPerSecond) worker.configure('maxKeysPerSecond', props.maxKeysPerSecond);
     const sweeper = new LetheFunction(this, 'Sweeper', {
       entry: 'functions/sweeper.ts',
       timeout: Duration.seconds(120),

@@ -1,4 +1,6 @@
 // lib/pipeline: the deletion's steps. Dispatcher, page worker, finalizer, sweeper, the planner (dry runs), and their wiring.
+
+export { KeyBudget, type KeyBudgetOptions } from './budget.ts';
 export { collect, Dispatcher, type DispatchOutcome } from './dispatcher.ts';
 export { DeletionFence } from './fence.ts';
 export { type FinalizeOutcome, Finalizer, isReadyToVerify } from './finalizer.ts';

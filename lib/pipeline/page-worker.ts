@@ -10,6 +10,7 @@ import {
 } from '../core/index.ts';
 import { firstPage, type ListingPage } from '../s3/index.ts';
 import { failpoint } from '../support/index.ts';
+import type { KeyBudget } from './budget.ts';
 import type { DeletionFence } from './fence.ts';
 import type { Finalizer } from './finalizer.ts';
 import type { Chains, Deleter, Deletions, Failures, ObjectStore, WorkSender } from './ports.ts';
@@ -25,10 +26,13 @@ export interface PageWorkerOptions {
   readonly finalizer: Pick<Finalizer, 'finalize' | 'settle'>;
   /** Entries listed and deleted per message, at most 1,000. @default 1000 */
   readonly pageSize?: number;
+  /** The bucket's key budget (`LETHE_MAX_KEYS_PER_SECOND`). @default none */
+  readonly budget?: Pick<KeyBudget, 'take'>;
 }
 
 export type WorkOutcome =
   | { outcome: 'stale' | 'duplicate' | 'chain-ended' }
+  | { outcome: 'deferred'; seconds: number }
   | { outcome: 'deleted'; objects: number; bytes: number; failures: number; retriedKeys: number }
   | { outcome: 'finalize'; result: string };
 
@@ -47,6 +51,7 @@ export class PageWorker {
   readonly #queue: WorkSender;
   readonly #finalizer: PageWorkerOptions['finalizer'];
   readonly #pageSize: number;
+  readonly #budget: PageWorkerOptions['budget'];
 
   constructor(options: PageWorkerOptions) {
     this.#chains = options.chains;
@@ -58,6 +63,7 @@ export class PageWorker {
     this.#queue = options.queue;
     this.#finalizer = options.finalizer;
     this.#pageSize = options.pageSize ?? 1000;
+    this.#budget = options.budget;
   }
 
   async handle(message: WorkMessage): Promise<WorkOutcome> {
@@ -81,6 +87,12 @@ export class PageWorker {
     assertInside(chain.prefix, chain);
     if (chain.lastPage >= message.page) return this.#resume(chain, message.page);
     if (chain.lastPage !== message.page - 1 || chain.ended) return { outcome: 'stale' };
+    // The bucket's key budget, taken before listing: a chain never lists ahead of it.
+    const later = (await this.#budget?.take(chain.bucket)) ?? 0;
+    if (later > 0) {
+      await this.#queue.send([message], later);
+      return { outcome: 'deferred', seconds: later };
+    }
 
     const listing = await this.#list(chain, chain.cursor);
     for (const object of listing.objects) assertInside(object.key, chain);

@@ -3,6 +3,7 @@ import { type Clock, type PlanPageMessage, systemClock } from '../core/index.ts'
 import { WorkQueue } from '../queue/index.ts';
 import { EventWriter, PageDeleter } from '../s3/index.ts';
 import {
+  BudgetStore,
   ChainStore,
   DeletionIndex,
   DeletionStore,
@@ -15,6 +16,7 @@ import {
   UploadStore,
 } from '../store/index.ts';
 import type { Clients, LetheConfig } from '../support/index.ts';
+import { KeyBudget } from './budget.ts';
 import { Dispatcher } from './dispatcher.ts';
 import { DeletionFence } from './fence.ts';
 import { Finalizer } from './finalizer.ts';
@@ -97,6 +99,16 @@ export function createPipeline({
     queue,
     finalizer,
     pageSize: config.pageSize,
+    ...(config.maxKeysPerSecond > 0
+      ? {
+          budget: new KeyBudget({
+            budgets: new BudgetStore({ table }),
+            keysPerSecond: config.maxKeysPerSecond,
+            pageSize: config.pageSize,
+            clock,
+          }),
+        }
+      : {}),
   });
   const sweeper = new Sweeper({
     deletions,

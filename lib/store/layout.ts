@@ -76,6 +76,8 @@ export const keys = {
   }),
   planChainsOf: (planId: string) => ({ pk: `PLAN#${planId}`, skPrefix: 'CHAIN#' }),
   /** A public key that signed certificates, kept for as long as they may be verified. */
+  /** The key budget of a bucket (`LETHE_MAX_KEYS_PER_SECOND`), shared by every worker. */
+  keyBudget: (bucket: string): ItemKey => ({ pk: `BUDGET#${bucket}`, sk: 'BUDGET' }),
   certificateKey: (keyId: string): ItemKey => ({ pk: `CERTIFICATE_KEY#${keyId}`, sk: 'KEY' }),
   uploadsOf: (deletionId: string) => ({ pk: `DELETION#${deletionId}`, skPrefix: 'UPLOAD#' }),
   failuresOf: (deletionId: string, round: number) => ({

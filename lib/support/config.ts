@@ -32,6 +32,11 @@ export interface LetheConfig {
   workerConcurrency: number;
   /** Streams a tenant offboarding takes in per fan-out step. */
   offboardingPageSize: number;
+  /**
+   * Keys the whole pipeline deletes per second in its bucket, across every worker, to leave
+   * S3's per-prefix request rate to live traffic; 0: no budget (S3's own limit applies).
+   */
+  maxKeysPerSecond: number;
 }
 
 /** Environment variable of each setting, shared by the stack and the local runtime. */
@@ -55,6 +60,7 @@ export const ENV = {
   planQueueUrl: 'LETHE_PLAN_QUEUE_URL',
   workerConcurrency: 'LETHE_WORKER_CONCURRENCY',
   offboardingPageSize: 'LETHE_OFFBOARDING_PAGE_SIZE',
+  maxKeysPerSecond: 'LETHE_MAX_KEYS_PER_SECOND',
 } as const satisfies Record<keyof LetheConfig, string>;
 
 export const DEFAULTS = {
@@ -70,6 +76,7 @@ export const DEFAULTS = {
   defaultGraceSeconds: 0,
   workerConcurrency: 20,
   offboardingPageSize: 100,
+  maxKeysPerSecond: 0,
 } as const;
 
 /** The longest grace window a deletion may wait out: 30 days. */
@@ -147,5 +154,6 @@ export function loadConfig(
     planQueueUrl: text('planQueueUrl'),
     workerConcurrency: int('workerConcurrency', 1, 10_000),
     offboardingPageSize: int('offboardingPageSize', 1, 1_000),
+    maxKeysPerSecond: int('maxKeysPerSecond', 0, 1_000_000),
   };
 }

@@ -44,6 +44,7 @@ describe('context (-c key=value)', () => {
       staleAfterSeconds: '120',
       maxAttempts: '3',
       workerConcurrency: '50',
+      maxKeysPerSecond: '2000',
       receiptRetentionDays: '30',
       maxDeletionAgeMinutes: '90',
       alarmEmail: 'oncall@example.com',
@@ -58,6 +59,7 @@ describe('context (-c key=value)', () => {
       staleAfterSeconds: 120,
       maxAttempts: 3,
       workerConcurrency: 50,
+      maxKeysPerSecond: 2000,
       receiptRetentionDays: 30,
       maxDeletionAge: Duration.minutes(90).toMinutes(),
       alarmEmail: 'oncall@example.com',
@@ -77,5 +79,32 @@ describe('context (-c key=value)', () => {
   ])('refuses $key=$value', ({ key, value }) => {
     // Assess
     expect(() => contextOf({ [key]: value })).toThrow(key);
+  });
+});
+
+describe('maxKeysPerSecond', () => {
+  it.each([
+    { stack: 'maxKeysPerSecond: 1500', props: { maxKeysPerSecond: 1500 } },
+    { stack: '-c maxKeysPerSecond=1500', props: contextOf({ maxKeysPerSecond: '1500' }) },
+  ])('gives the worker LETHE_MAX_KEYS_PER_SECOND=1500 with $stack', ({ props }) => {
+    // Act
+    const { template } = synthesize(props);
+
+    // Assess
+    template.hasResource('AWS::Lambda::Function', {
+      Metadata: { 'lethe:entry': ENTRIES.worker },
+      Properties: { Environment: { Variables: { [ENV.maxKeysPerSecond]: '1500' } } },
+    });
+  });
+
+  it('sets no budget by default', () => {
+    // Act
+    const { template } = synthesize({});
+
+    // Assess
+    for (const [, fn] of Object.entries(template.findResources('AWS::Lambda::Function'))) {
+      const variables = (fn.Properties?.Environment?.Variables ?? {}) as Record<string, unknown>;
+      expect(variables).not.toHaveProperty(ENV.maxKeysPerSecond);
+    }
   });
 });

@@ -80,7 +80,7 @@ function completed(chain: ChainRecord, record: PageRecord): ChainRecord {
 }
 
 /** A page worker over stores that accept every write, for a chain (by default, not started). */
-function worker(chain: ChainRecord = aChain()) {
+function worker(chain: ChainRecord = aChain(), budget?: PageWorkerOptions['budget']) {
   const chains = {
     get: vi.fn<ChainStore['get']>(async () => chain),
     recordListing: vi.fn<ChainStore['recordListing']>(async (current, number, record, next) =>
@@ -128,6 +128,7 @@ function worker(chain: ChainRecord = aChain()) {
     queue,
     finalizer,
     pageSize: 3,
+    ...(budget ? { budget } : {}),
   });
   return { pageWorker, chains, deletions, failures, fence, deleter, queue, finalizer };
 }
@@ -302,6 +303,37 @@ describe('PageWorker.handle, a page', () => {
 
     // Assess
     expect(chains.recordListing.mock.calls[0]?.[3]).toBeUndefined();
+  });
+
+  it("defers the page's message by the seconds the bucket's key budget asks, listing and deleting nothing", async () => {
+    // Prepare
+    const take = vi.fn(async () => 4);
+    const { pageWorker, queue, chains, deleter } = worker(aChain(), { take });
+    listing([a, b, c], true);
+
+    // Act
+    const result = await pageWorker.handle(page(0));
+
+    // Assess
+    expect(result).toEqual({ outcome: 'deferred', seconds: 4 });
+    expect(take).toHaveBeenCalledExactlyOnceWith(aChain().bucket);
+    expect(queue.send).toHaveBeenCalledExactlyOnceWith([page(0)], 4);
+    expect(chains.recordListing).not.toHaveBeenCalled();
+    expect(deleter.deletePage).not.toHaveBeenCalled();
+  });
+
+  it('lists and deletes the page when the key budget has room for it', async () => {
+    // Prepare
+    const take = vi.fn(async () => 0);
+    const { pageWorker, deleter } = worker(aChain(), { take });
+    listing([a, b, c], true);
+
+    // Act
+    const result = await pageWorker.handle(page(0));
+
+    // Assess
+    expect(result).toMatchObject({ outcome: 'deleted', objects: 3 });
+    expect(deleter.deletePage).toHaveBeenCalledOnce();
   });
 
   it('hands the next page to the queue when more keys follow', async () => {

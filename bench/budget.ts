@@ -1,0 +1,115 @@
+import { LocalStack } from '#lib/local/local-stack.ts';
+import type { Clients } from '#lib/support/index.ts';
+import { type BenchContext, type StackContext, stackContext, TENANT } from './context.ts';
+import type { RequestCounter } from './counting.ts';
+import { letheDelete } from './deleters.ts';
+import { layout } from './seeding.ts';
+import type { QueueTimeline } from './timeline.ts';
+
+export interface BudgetRun {
+  /** `LETHE_MAX_KEYS_PER_SECOND` of the run's stack. */
+  keysPerSecond: number;
+  objects: number;
+  partitions: number;
+  /** Keys deleted per second between the first DeleteObjects and the last, all workers together. */
+  sustainedKeysPerSecond: number;
+  /** Sustained over budget: at most 1.1 when the budget holds. */
+  ratio: number;
+  /** The most keys deleted in any one second of the run, over the budget. */
+  peakSecondRatio: number;
+  deleteRequests: number;
+  seconds: number;
+}
+
+interface Delete {
+  at: number;
+  keys: number;
+}
+
+/** Records when each DeleteObjects answered and how many keys it carried. */
+function watchDeletes(clients: Clients, deletes: Delete[]): Clients {
+  const stack = clients.s3.middlewareStack as unknown as {
+    add(
+      middleware: (
+        next: (args: { input: Record<string, unknown> }) => Promise<unknown>,
+        context: { commandName?: string },
+      ) => (args: { input: Record<string, unknown> }) => Promise<unknown>,
+      options: Record<string, unknown>,
+    ): void;
+  };
+  stack.add(
+    (next, context) => async (args) => {
+      const result = await next(args);
+      if (context.commandName === 'DeleteObjectsCommand') {
+        const objects = (args.input.Delete as { Objects?: unknown[] } | undefined)?.Objects ?? [];
+        deletes.push({ at: performance.now(), keys: objects.length });
+      }
+      return result;
+    },
+    { step: 'initialize', name: 'benchWatchDeletes', override: true },
+  );
+  return clients;
+}
+
+/**
+ * A stack of its own with `LETHE_MAX_KEYS_PER_SECOND` at `keysPerSecond`, deleting the
+ * throughput layout: how closely the whole pipeline (every worker together) holds the budget.
+ */
+export async function measureBudget(
+  bench: BenchContext,
+  parts: {
+    counter: RequestCounter;
+    timeline: QueueTimeline;
+    settings: Record<string, string | undefined>;
+  },
+  keysPerSecond: number,
+): Promise<BudgetRun> {
+  const { options, endpoint, s3Endpoint, log } = bench;
+  const deletes: Delete[] = [];
+  const stack = await LocalStack.start({
+    endpoint,
+    s3Endpoint,
+    port: 0,
+    namePrefix: 'bench-budget',
+    settings: { ...parts.settings, LETHE_MAX_KEYS_PER_SECOND: String(keysPerSecond) },
+    ...(options.workerConcurrency ? { workerConcurrency: options.workerConcurrency } : {}),
+    wrapClients: (clients) => watchDeletes(clients, deletes),
+    log,
+  });
+  try {
+    const context: StackContext = stackContext(bench, stack, parts.counter, parts.timeline);
+    const created = await context.api.create(TENANT, 'budget');
+    const location = String(created.body.location);
+    const [, bucket, prefix] = /^s3:\/\/([^/]+)\/(.*)$/.exec(location) ?? [];
+    if (!bucket || prefix === undefined) throw new Error(`unexpected location ${location}`);
+    await bench.seeder.seed(bucket, layout(prefix, options.objects, options.partitions));
+    const result = await letheDelete(context.api, TENANT, 'budget', context.readDeletion);
+    const first = deletes[0];
+    const last = deletes.at(-1);
+    if (!first || !last || last.at <= first.at) throw new Error('too few deletes to time');
+    // The first answer opens the window: what it carried was deleted before the window began.
+    const keys = deletes.slice(1).reduce((sum, entry) => sum + entry.keys, 0);
+    const sustained = keys / ((last.at - first.at) / 1000);
+    const perSecond = new Map<number, number>();
+    for (const entry of deletes) {
+      const second = Math.floor((entry.at - first.at) / 1000);
+      perSecond.set(second, (perSecond.get(second) ?? 0) + entry.keys);
+    }
+    const run: BudgetRun = {
+      keysPerSecond,
+      objects: result.objects,
+      partitions: options.partitions,
+      sustainedKeysPerSecond: sustained,
+      ratio: sustained / keysPerSecond,
+      peakSecondRatio: Math.max(...perSecond.values()) / keysPerSecond,
+      deleteRequests: deletes.length,
+      seconds: result.wallMs / 1000,
+    };
+    log(
+      `budget ${keysPerSecond} keys/s: sustained ${sustained.toFixed(0)} keys/s (${(100 * run.ratio).toFixed(0)}%)`,
+    );
+    return run;
+  } finally {
+    await stack.stop();
+  }
+}

@@ -1,0 +1,144 @@
+import { type StackContext, TENANT } from './context.ts';
+import { letheDelete } from './deleters.ts';
+import type { SeedObject } from './seeding.ts';
+
+/** One shape of the same work: `streams` streams of `objects` each over `partitions`. */
+export interface ShapeRun {
+  shape: string;
+  streams: number;
+  objectsPerStream: number;
+  partitions: number;
+  /** First DELETE sent to the last deletion COMPLETED, as the client saw it. */
+  seconds: number;
+  objectsPerSecond: number;
+}
+
+export interface PlanBesideDeletion {
+  objects: number;
+  partitions: number;
+  /** POST of the plan to the plan COMPLETED. */
+  planSeconds: number;
+  /** DELETE of the same stream, right after, to COMPLETED. */
+  deleteSeconds: number;
+  planObjects: number;
+  /** The plan's own estimate of the deletion's seconds (on AWS, at the stack's concurrency). */
+  estimatedSeconds: number;
+}
+
+export interface Shapes {
+  /** The same objects in one stream of few partitions, of many, and in many small streams. */
+  narrow: ShapeRun;
+  wide: ShapeRun;
+  many: ShapeRun;
+  /** Wide over narrow, and many over narrow: 1 when time follows the work, not its shape. */
+  wideRatio: number;
+  manyRatio: number;
+  plan: PlanBesideDeletion;
+}
+
+export const SHAPES = {
+  objects: 1_200,
+  narrowPartitions: 4,
+  widePartitions: 150,
+  manyStreams: 40,
+  manyPartitions: 3,
+};
+
+const day = (index: number) =>
+  new Date(Date.UTC(2025, 0, 1) + index * 86_400_000).toISOString().slice(0, 10);
+
+/** `count` objects over `partitions` real days (the throughput layout stops at 31). */
+const spread = (prefix: string, count: number, partitions: number): SeedObject[] =>
+  Array.from({ length: count }, (_, index) => ({
+    key: `${prefix}dt=${day(index % partitions)}/part-${String(index).padStart(6, '0')}.json`,
+    body: JSON.stringify({ n: index }),
+  }));
+
+async function seeded(context: StackContext, stream: string, count: number, partitions: number) {
+  const created = await context.api.create(TENANT, stream);
+  if (created.status !== 201) throw new Error(`PUT ${stream}: ${created.status}`);
+  const location = String(created.body.location);
+  const [, bucket, prefix] = /^s3:\/\/([^/]+)\/(.*)$/.exec(location) ?? [];
+  if (!bucket || prefix === undefined) throw new Error(`unexpected location ${location}`);
+  await context.seeder.seed(bucket, spread(prefix, count, partitions));
+}
+
+/** Seeds every stream, then deletes them all at once and waits for every one to complete. */
+async function shape(
+  context: StackContext,
+  name: string,
+  streams: number,
+  objects: number,
+  partitions: number,
+): Promise<ShapeRun> {
+  const names = Array.from({ length: streams }, (_, index) => `shape-${name}-${index}`);
+  for (const stream of names) await seeded(context, stream, objects / streams, partitions);
+  const started = performance.now();
+  const results = await Promise.all(
+    names.map((stream) => letheDelete(context.api, TENANT, stream, context.readDeletion)),
+  );
+  const seconds = (performance.now() - started) / 1000;
+  const deleted = results.reduce((sum, result) => sum + result.objects, 0);
+  if (deleted !== objects) throw new Error(`${name}: deleted ${deleted} of ${objects} objects`);
+  context.log(`shape ${name}: ${objects} objects, ${streams} streams: ${seconds.toFixed(1)} s`);
+  return {
+    shape: name,
+    streams,
+    objectsPerStream: objects / streams,
+    partitions,
+    seconds,
+    objectsPerSecond: objects / seconds,
+  };
+}
+
+/** A plan of the throughput layout, then the deletion it previews, one after the other. */
+async function planBesideDeletion(context: StackContext): Promise<PlanBesideDeletion> {
+  const { options, api } = context;
+  await seeded(context, 'shape-plan', options.objects, options.partitions);
+  const started = performance.now();
+  const posted = await api.call('POST', `/v1/tenants/${TENANT}/streams/shape-plan/plans`);
+  if (posted.status !== 202) throw new Error(`POST plan: ${posted.status}`);
+  let planned: Record<string, unknown>;
+  for (;;) {
+    const { body } = await api.call('GET', `/v1/tenants/${TENANT}/plans/${posted.body.planId}`);
+    if (body.state === 'COMPLETED') {
+      planned = body;
+      break;
+    }
+    if (body.state === 'FAILED') throw new Error(`plan FAILED: ${JSON.stringify(body)}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  const planSeconds = (performance.now() - started) / 1000;
+  const deletion = await letheDelete(api, TENANT, 'shape-plan', context.readDeletion);
+  context.log(
+    `plan ${planSeconds.toFixed(1)} s, deletion ${(deletion.wallMs / 1000).toFixed(1)} s`,
+  );
+  return {
+    objects: options.objects,
+    partitions: options.partitions,
+    planSeconds,
+    deleteSeconds: deletion.wallMs / 1000,
+    planObjects: Number(planned.objects),
+    estimatedSeconds: Number((planned.estimate as { seconds?: number } | undefined)?.seconds),
+  };
+}
+
+/**
+ * The same 1,200 objects deleted in three shapes: one stream of 4 partitions, one of 150, and
+ * 40 streams deleted at once; then a plan of the throughput layout beside its deletion.
+ */
+export async function measureShapes(context: StackContext): Promise<Shapes> {
+  const { objects, narrowPartitions, widePartitions, manyStreams, manyPartitions } = SHAPES;
+  const narrow = await shape(context, 'narrow', 1, objects, narrowPartitions);
+  const wide = await shape(context, 'wide', 1, objects, widePartitions);
+  const many = await shape(context, 'many', manyStreams, objects, manyPartitions);
+  const plan = await planBesideDeletion(context);
+  return {
+    narrow,
+    wide,
+    many,
+    wideRatio: wide.seconds / narrow.seconds,
+    manyRatio: many.seconds / narrow.seconds,
+    plan,
+  };
+}

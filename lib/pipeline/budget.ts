@@ -1,0 +1,58 @@
+import type { Clock } from '../core/index.ts';
+import type { BudgetStore } from '../store/index.ts';
+import { sleep as realSleep } from '../support/index.ts';
+
+export interface KeyBudgetOptions {
+  readonly budgets: Pick<BudgetStore, 'admit'>;
+  /** Keys per second for the whole pipeline, per bucket (`LETHE_MAX_KEYS_PER_SECOND`). */
+  readonly keysPerSecond: number;
+  /** Keys one admission asks for: a page. */
+  readonly pageSize: number;
+  readonly clock: Clock;
+  readonly sleep?: (ms: number) => Promise<void>;
+}
+
+/** Waits shorter than this are slept in the invocation; longer ones go back to the queue. */
+const SLEEP_BELOW_MS = 1000;
+/** SQS's longest message delay. */
+const MAX_DELAY_SECONDS = 900;
+
+/**
+ * The bucket's key budget as a worker takes from it before listing a page: room for a whole
+ * page at once, or the seconds after which to come back. A short wait is slept; a longer one
+ * becomes a delay of the page's message, so no invocation sits idle for a budget.
+ */
+export class KeyBudget {
+  readonly #budgets: KeyBudgetOptions['budgets'];
+  readonly #rate: number;
+  readonly #page: number;
+  readonly #burst: number;
+  readonly #clock: Clock;
+  readonly #sleep: (ms: number) => Promise<void>;
+
+  constructor(options: KeyBudgetOptions) {
+    this.#budgets = options.budgets;
+    this.#rate = options.keysPerSecond;
+    this.#page = options.pageSize;
+    // A page must fit, or a budget below a page a second would admit nothing.
+    this.#burst = Math.max(options.pageSize, options.keysPerSecond);
+    this.#clock = options.clock;
+    this.#sleep = options.sleep ?? realSleep;
+  }
+
+  /** 0 when the page may go ahead now; otherwise the seconds to delay its message by. */
+  async take(bucket: string): Promise<number> {
+    for (;;) {
+      const { admitted, waitMs } = await this.#budgets.admit(
+        bucket,
+        this.#page,
+        this.#rate,
+        this.#burst,
+        this.#clock.now().getTime(),
+      );
+      if (admitted) return 0;
+      if (waitMs >= SLEEP_BELOW_MS) return Math.min(MAX_DELAY_SECONDS, Math.ceil(waitMs / 1000));
+      await this.#sleep(waitMs);
+    }
+  }
+}

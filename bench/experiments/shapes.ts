@@ -104,11 +104,14 @@ try {
     await stream('shapes', 'wide', objects, partitions);
     counter.reset();
     await profile();
+    const cpu = process.cpuUsage();
     const started = performance.now();
     const reply = await api.delete('shapes', 'wide');
     await completed('shapes', [String(reply.body.deletionId)]);
     const seconds = (performance.now() - started) / 1000;
+    const used = process.cpuUsage(cpu);
     console.log(`wide: ${objects} objects in ${partitions} partitions: ${seconds.toFixed(1)} s`);
+    console.log(`  this process: ${((used.user + used.system) / 1e6).toFixed(1)} s of CPU`);
     console.log(`  ${requests()}`);
     console.log(`  emulator CPU: ${await profile()}`);
   }

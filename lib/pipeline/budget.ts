@@ -3,7 +3,7 @@ import type { BudgetStore } from '../store/index.ts';
 import { sleep as realSleep } from '../support/index.ts';
 
 export interface KeyBudgetOptions {
-  readonly budgets: Pick<BudgetStore, 'admit'>;
+  readonly budgets: Pick<BudgetStore, 'admit' | 'refund'>;
   /** Keys per second for the whole pipeline, per bucket (`LETHE_MAX_KEYS_PER_SECOND`). */
   readonly keysPerSecond: number;
   /** Keys one admission asks for: a page. */
@@ -38,6 +38,11 @@ export class KeyBudget {
     this.#burst = Math.max(options.pageSize, options.keysPerSecond);
     this.#clock = options.clock;
     this.#sleep = options.sleep ?? realSleep;
+  }
+
+  /** A page listed `listed` keys of the page's worth it took: the rest goes back. */
+  async giveBack(bucket: string, listed: number): Promise<void> {
+    if (listed < this.#page) await this.#budgets.refund(bucket, this.#page - listed, this.#rate);
   }
 
   /** 0 when the page may go ahead now; otherwise the seconds to delay its message by. */

@@ -27,7 +27,7 @@ export interface PageWorkerOptions {
   /** Entries listed and deleted per message, at most 1,000. @default 1000 */
   readonly pageSize?: number;
   /** The bucket's key budget (`LETHE_MAX_KEYS_PER_SECOND`). @default none */
-  readonly budget?: Pick<KeyBudget, 'take'>;
+  readonly budget?: Pick<KeyBudget, 'take' | 'giveBack'>;
 }
 
 export type WorkOutcome =
@@ -95,6 +95,7 @@ export class PageWorker {
     }
 
     const listing = await this.#list(chain, chain.cursor);
+    await this.#budget?.giveBack(chain.bucket, listing.objects.length);
     for (const object of listing.objects) assertInside(object.key, chain);
     failpoint('worker.after-list');
     const page = pageOf(message.page, chain.cursor, listing.objects);

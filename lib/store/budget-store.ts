@@ -54,4 +54,13 @@ export class BudgetStore {
     }
     return { admitted: false, waitMs: cost };
   }
+
+  /** Gives back keys admitted but not used (a page that listed fewer than it asked room for). */
+  async refund(bucket: string, count: number, keysPerSecond: number): Promise<void> {
+    await this.#table.update(keys.keyBudget(bucket), {
+      update: 'SET tat = tat - :cost',
+      values: { ':cost': (count * 1000) / keysPerSecond },
+      condition: { expression: 'attribute_exists(tat)' },
+    });
+  }
 }

@@ -46,6 +46,9 @@ describe.skipIf(process.env.LETHE_TEST_API_URL)('key budget', () => {
       waitMs: 0,
     });
     expect((await budgets.admit(bucket, 100, 1000, 1000, now + 100)).admitted).toBe(false);
+    // Keys given back make room at once.
+    await budgets.refund(bucket, 100, 1000);
+    expect((await budgets.admit(bucket, 100, 1000, 1000, now + 100)).admitted).toBe(true);
   });
 
   it('completes a deletion held to 150 keys a second (pages deferred through the queue) with an exact receipt', async () => {

@@ -12,8 +12,11 @@ server-dispatch-cost
     moto's package directory and stats each of its ~200 entries (backends.list_of_moto_modules);
     every request is then logged to stderr. Under a pipeline's load most request threads spent
     their time queued on that lock (a sampling profile: 88% of thread time).
-    Fix: the list of moto's modules is read once (it cannot change while the server runs), and
-    request lines are not logged (warnings and errors still are). Nothing a client sees changes.
+    werkzeug also answers HTTP/1.0, closing the connection after every response: each request
+    cost a new connection and a new server thread.
+    Fix: the list of moto's modules is read once (it cannot change while the server runs),
+    request lines are not logged (warnings and errors still are), and connections are kept
+    alive (HTTP/1.1). Nothing a client sees in an answer changes.
 
 dynamodb-atomic-writes
     AWS: a conditional write is atomic per item: of concurrent writes conditioned on the same
@@ -125,8 +128,13 @@ def _server_dispatch_cost():
 
     from moto import backends
 
+    from werkzeug.serving import WSGIRequestHandler
+
     modules = tuple(backends.list_of_moto_modules())
     backends.list_of_moto_modules = lambda: modules
+    # Connections kept alive between requests, as AWS's endpoints keep them: werkzeug answers
+    # HTTP/1.0 by default, a new connection (and server thread) for every request.
+    WSGIRequestHandler.protocol_version = "HTTP/1.1"
     # One line per request on stderr, through colorama: the emulator's errors still show.
     logging.getLogger("werkzeug").setLevel(logging.WARNING)
 

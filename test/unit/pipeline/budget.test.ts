@@ -11,14 +11,15 @@ function budget(waits: number[], keysPerSecond = 500, pageSize = 1000) {
     return { admitted: waitMs === 0, waitMs };
   });
   const sleep = vi.fn(async (_ms: number) => {});
+  const refund = vi.fn<BudgetStore['refund']>(async () => {});
   const keyBudget = new KeyBudget({
-    budgets: { admit },
+    budgets: { admit, refund },
     keysPerSecond,
     pageSize,
     clock: clockOf(() => NOW),
     sleep,
   });
-  return { keyBudget, admit, sleep };
+  return { keyBudget, admit, sleep, refund };
 }
 
 describe('KeyBudget', () => {
@@ -68,6 +69,18 @@ describe('KeyBudget', () => {
     // Assess
     expect(seconds).toBe(3);
     expect(sleep).not.toHaveBeenCalled();
+  });
+
+  it('gives back what a short page did not use, and nothing for a full one', async () => {
+    // Prepare
+    const { keyBudget, refund } = budget([], 500, 1000);
+
+    // Act
+    await keyBudget.giveBack('data', 1000);
+    await keyBudget.giveBack('data', 120);
+
+    // Assess
+    expect(refund).toHaveBeenCalledExactlyOnceWith('data', 880, 500);
   });
 
   it("never asks for more than SQS's longest delay (900 s)", async () => {

@@ -308,7 +308,8 @@ describe('PageWorker.handle, a page', () => {
   it("defers the page's message by the seconds the bucket's key budget asks, listing and deleting nothing", async () => {
     // Prepare
     const take = vi.fn(async () => 4);
-    const { pageWorker, queue, chains, deleter } = worker(aChain(), { take });
+    const giveBack = vi.fn(async () => {});
+    const { pageWorker, queue, chains, deleter } = worker(aChain(), { take, giveBack });
     listing([a, b, c], true);
 
     // Act
@@ -320,20 +321,23 @@ describe('PageWorker.handle, a page', () => {
     expect(queue.send).toHaveBeenCalledExactlyOnceWith([page(0)], 4);
     expect(chains.recordListing).not.toHaveBeenCalled();
     expect(deleter.deletePage).not.toHaveBeenCalled();
+    expect(giveBack).not.toHaveBeenCalled();
   });
 
-  it('lists and deletes the page when the key budget has room for it', async () => {
+  it('lists and deletes the page when the key budget has room for it, and says what it listed', async () => {
     // Prepare
     const take = vi.fn(async () => 0);
-    const { pageWorker, deleter } = worker(aChain(), { take });
-    listing([a, b, c], true);
+    const giveBack = vi.fn(async () => {});
+    const { pageWorker, deleter } = worker(aChain(), { take, giveBack });
+    listing([a, b], false);
 
     // Act
     const result = await pageWorker.handle(page(0));
 
     // Assess
-    expect(result).toMatchObject({ outcome: 'deleted', objects: 3 });
+    expect(result).toMatchObject({ outcome: 'deleted', objects: 2 });
     expect(deleter.deletePage).toHaveBeenCalledOnce();
+    expect(giveBack).toHaveBeenCalledExactlyOnceWith(aChain().bucket, 2);
   });
 
   it('hands the next page to the queue when more keys follow', async () => {

@@ -170,11 +170,31 @@ export interface ScaleAssumptions {
   batchSize: number;
 }
 
+/**
+ * DynamoDB's documented ceiling per partition: 1,000 write units a second. Every chain item of
+ * one deletion shares its partition key (`DELETION#<id>`); a page writes its chain twice (list,
+ * count), each write of an item under 2 KB costing 2 units. DynamoDB splits a hot partition by
+ * sort key ranges, so this is the ceiling before a split, not after.
+ */
+export const DYNAMODB_PARTITION_WCU = 1000;
+export const WCU_PER_PAGE = 4;
+
+/** What binds first, and what the operator changes to move it. */
+export const REMEDY: Record<Projection['limitedBy'], string> = {
+  'S3 partition rate':
+    "S3's own limit: more partitions (prefixes) in the layout; LETHE_MAX_KEYS_PER_SECOND to stay below it for live traffic",
+  'chain cadence': 'more chains: a layout with more child prefixes',
+  'worker concurrency':
+    'workerConcurrency (context key; within the account’s Lambda concurrency quota, 1,000 by default)',
+  'DynamoDB partition':
+    "nothing to set: DynamoDB splits the deletion's partition for heat; pre-warm the table (warm throughput) for a first burst",
+};
+
 export interface Projection {
   partitions: number;
   objectsPerSecond: number;
   hours: number;
-  limitedBy: 'S3 partition rate' | 'chain cadence' | 'worker concurrency';
+  limitedBy: 'S3 partition rate' | 'chain cadence' | 'worker concurrency' | 'DynamoDB partition';
   /** Concurrency that would let S3 be the limit. */
   concurrencyForS3: number;
 }
@@ -189,13 +209,16 @@ export function project(objects: number, partitions: number, a: ScaleAssumptions
   const s3 = partitions * a.perPartitionRate;
   const chains = partitions * (1000 / a.chainCycleSeconds);
   const workers = (a.concurrency * a.batchSize * 1000) / a.pageSeconds;
-  const rate = Math.min(s3, chains, workers);
+  const dynamodb = (DYNAMODB_PARTITION_WCU / WCU_PER_PAGE) * 1000;
+  const rate = Math.min(s3, chains, workers, dynamodb);
   const limitedBy =
     rate === workers
       ? 'worker concurrency'
       : rate === chains
         ? 'chain cadence'
-        : 'S3 partition rate';
+        : rate === s3
+          ? 'S3 partition rate'
+          : 'DynamoDB partition';
   return {
     partitions,
     objectsPerSecond: rate,

@@ -1,4 +1,5 @@
 import { existsSync, readFileSync } from 'node:fs';
+import { DYNAMODB_PARTITION_WCU, REMEDY, WCU_PER_PAGE } from './cost.ts';
 import type { BenchOptions } from './options.ts';
 import {
   AWS_CHAIN_WAIT_SECONDS,
@@ -256,6 +257,7 @@ export function renderReport(results: Results, options: BenchOptions): string {
         'limited by',
         'moto figures: objects/s',
         'hours',
+        'what moves the limit (1,769 MB)',
       ],
       results.projection.rows.map(({ aws, fullCpu, measured }) => [
         aws.partitions,
@@ -268,8 +270,11 @@ export function renderReport(results: Results, options: BenchOptions): string {
         fullCpu.limitedBy,
         n(measured.objectsPerSecond),
         n(measured.hours, 1),
+        REMEDY[fullCpu.limitedBy],
       ]),
     ),
+    '',
+    `Other limits, none of them binding at these rates: DynamoDB, ${n(DYNAMODB_PARTITION_WCU)} write units a second per partition before it splits for heat; every chain of one deletion shares a partition key and a page writes its chain twice (${WCU_PER_PAGE} units), so ${n((DYNAMODB_PARTITION_WCU / WCU_PER_PAGE) * 1000)} objects/s per deletion before a split. SQS standard queues: no throughput limit that applies; at most 120,000 messages in flight (here at most concurrency × batch size, ${n(stack.maxConcurrency * stack.batchSize)}). Lambda: the account's concurrency quota (1,000 by default) caps workerConcurrency. Cost per million objects: see "Cost model" above (it does not change with the partition count: the same pages, requests and messages).`,
     '',
     '## Memory',
     '',

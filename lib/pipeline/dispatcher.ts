@@ -8,7 +8,7 @@ import {
   pageMessage,
   scopeOf,
 } from '../core/index.ts';
-import { childrenOf, isBucketVersioned } from '../s3/index.ts';
+import { childrenOf, firstPage, isBucketVersioned } from '../s3/index.ts';
 import { failpoint } from '../support/index.ts';
 import type { Finalizer } from './finalizer.ts';
 import type { Chains, Deletions, ObjectStore, WorkSender } from './ports.ts';
@@ -25,6 +25,11 @@ export interface DispatcherOptions {
    * and starts a versioned round if the bucket turns out to keep them. @default true
    */
   readonly detectVersioning?: boolean;
+  /**
+   * The workers' page size: a stream deletion whose whole location lists in one page of it is
+   * one chain, however many child prefixes it has. @default 1000
+   */
+  readonly pageSize?: number;
 }
 
 export type DispatchOutcome = 'stale' | 'dispatched' | 'empty';
@@ -41,6 +46,7 @@ export class Dispatcher {
   readonly #queue: WorkSender;
   readonly #finalizer: DispatcherOptions['finalizer'];
   readonly #detectVersioning: boolean;
+  readonly #pageSize: number;
 
   constructor(options: DispatcherOptions) {
     this.#deletions = options.deletions;
@@ -49,6 +55,7 @@ export class Dispatcher {
     this.#queue = options.queue;
     this.#finalizer = options.finalizer;
     this.#detectVersioning = options.detectVersioning ?? true;
+    this.#pageSize = options.pageSize ?? 1000;
   }
 
   async dispatch(ref: DeletionRef): Promise<DispatchOutcome> {
@@ -89,10 +96,24 @@ export class Dispatcher {
     const children = listed.prefixes.filter((prefix) => isInScope(prefix, scopeOf(deletion)));
     // A partition deletion takes its partitions and nothing else, never the keys beside them.
     if (deletion.before) return children.map((prefix) => ({ chainId: chainIdOf(prefix), prefix }));
+    // Chains pay for themselves in parallel pages: a location that lists in one page is one
+    // chain (one page), not one per child prefix (a chain, a page and their bookkeeping each).
+    if (children.length > 1 && (await this.#fitsOnePage(deletion, versioned))) {
+      return [{ chainId: chainIdOf(deletion.prefix), prefix: deletion.prefix }];
+    }
     // Keys directly under the location, beside child prefixes, are left to the next round:
     // the verify step finds them, and that round's listing has no children left to split by.
     const prefixes = children.length > 0 ? children : listed.direct ? [deletion.prefix] : [];
     return prefixes.map((prefix) => ({ chainId: chainIdOf(prefix), prefix }));
+  }
+
+  async #fitsOnePage(deletion: DeletionRecord, versioned: boolean): Promise<boolean> {
+    const page = await firstPage(
+      { client: this.#s3, pageSize: this.#pageSize },
+      { Bucket: deletion.bucket, Prefix: deletion.prefix },
+      versioned,
+    );
+    return page.next === undefined;
   }
 }
 

@@ -17,7 +17,7 @@ export interface OffboarderOptions {
     'get' | 'link' | 'linkItems' | 'links' | 'relink' | 'advance' | 'complete' | 'settleCancel'
   >;
   readonly streams: Pick<StreamStore, 'listAfter'>;
-  readonly deletions: Pick<DeletionStore, 'request' | 'get' | 'cancel'>;
+  readonly deletions: Pick<DeletionStore, 'request' | 'getMany' | 'cancel'>;
   readonly clock?: Clock;
   /** Streams taken in per fan-out step. @default 100 */
   readonly pageSize?: number;
@@ -180,20 +180,11 @@ export class Offboarder {
     return Math.max(0, Math.ceil(left / 1000));
   }
 
-  /** Each link of the offboarding with its deletion (read 16 at a time). */
+  /** Each link of the offboarding with its deletion (read 100 a request). */
   async #linked(offboarding: OffboardingRecord): Promise<Linked[]> {
-    const found: Linked[] = [];
-    let batch: Promise<Linked>[] = [];
-    for await (const link of this.#offboardings.links(offboarding)) {
-      batch.push(
-        this.#deletions.get(link.tenant, link.deletionId).then((deletion) => ({ link, deletion })),
-      );
-      if (batch.length === 16) {
-        found.push(...(await Promise.all(batch)));
-        batch = [];
-      }
-    }
-    found.push(...(await Promise.all(batch)));
-    return found;
+    const links: OffboardingLink[] = [];
+    for await (const link of this.#offboardings.links(offboarding)) links.push(link);
+    const deletions = await this.#deletions.getMany(links);
+    return links.map((link, index) => ({ link, deletion: deletions[index] }));
   }
 }

@@ -83,6 +83,7 @@ export function createPipeline({
     queue,
     finalizer,
     detectVersioning: config.bucketVersioning === 'auto',
+    pageSize: config.pageSize,
   });
   const worker = new PageWorker({
     chains,

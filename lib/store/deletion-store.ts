@@ -116,6 +116,13 @@ export class DeletionStore {
     return this.#table.read<DeletionRecord>(keys.deletion(tenant, deletionId));
   }
 
+  /** Many deletions at once (BatchGetItem), in the order asked; absent ones undefined. */
+  getMany(refs: Array<{ tenant: string; deletionId: string }>) {
+    return this.#table.readMany<DeletionRecord>(
+      refs.map((r) => keys.deletion(r.tenant, r.deletionId)),
+    );
+  }
+
   /** SCHEDULED -> PENDING once its grace window is over (the sweeper finds it due). */
   async begin(deletion: DeletionRecord): Promise<Outcome> {
     return this.#write(deletion, changes.begin(deletion, deletion.executeAfter, this.#now()));
@@ -240,10 +247,7 @@ export class DeletionStore {
     return running ? duplicate(current) : fenced(current);
   }
 
-  /**
-   * The deletion's part in settling a chain: one more chain of its round has ended. Refused
-   * unless the deletion is RUNNING in that round.
-   */
+  /** Its part in settling a chain (one more of its round ended); RUNNING in that round only. */
   settled(deletion: DeletionRef): TransactItem {
     return this.#table.updateItem(this.#key(deletion), changes.settled(deletion, this.#now()));
   }
@@ -258,10 +262,7 @@ export class DeletionStore {
     return (await this.#write(deletion, change)).status === 'ok' ? ok(undefined) : duplicate();
   }
 
-  /**
-   * Claims a stale deletion for one resume attempt: succeeds only if nothing moved since the
-   * sweeper read it, so concurrent sweepers and late workers cannot both act on it.
-   */
+  /** A stale deletion, claimed for one resume if nothing moved since the sweeper read it. */
   async claimStale(seen: DeletionRecord): Promise<Outcome<DeletionRecord>> {
     const written = await this.#table.update<DeletionRecord>(
       this.#key(seen),

@@ -5,6 +5,7 @@ import {
   TransactionCanceledException,
 } from '@aws-sdk/client-dynamodb';
 import {
+  BatchGetCommand,
   BatchWriteCommand,
   DynamoDBDocumentClient,
   GetCommand,
@@ -234,6 +235,30 @@ export class Table {
       start = LastEvaluatedKey;
     } while (start);
     return total;
+  }
+
+  /** Reads items by key, 100 a request, consistently; in the order of `keys`. */
+  async readMany<T>(keys: ItemKey[]): Promise<Array<T | undefined>> {
+    const found = new Map<string, T | undefined>();
+    const id = (key: { pk?: unknown; sk?: unknown }) => `${key.pk}\u0000${key.sk}`;
+    for (let start = 0; start < keys.length; start += 100) {
+      let pending: Array<Record<string, unknown>> = keys
+        .slice(start, start + 100)
+        .map((key) => ({ ...key }));
+      await retry(RETRY.contention, async () => {
+        const { Responses, UnprocessedKeys } = await this.#client.send(
+          new BatchGetCommand({
+            RequestItems: { [this.name]: { Keys: pending, ConsistentRead: true } },
+          }),
+        );
+        for (const item of Responses?.[this.name] ?? []) found.set(id(item), recordOf<T>(item));
+        pending = UnprocessedKeys?.[this.name]?.Keys ?? [];
+        return pending.length === 0
+          ? { done: true, value: undefined }
+          : { done: false, why: `${pending.length} keys unprocessed` };
+      });
+    }
+    return keys.map((key) => found.get(id(key)));
   }
 
   /** Puts items unconditionally, 25 a request, until DynamoDB has processed every one. */

@@ -73,13 +73,22 @@ const pendingThenRunning = (overrides: Partial<DeletionRecord> = {}, chainsTotal
   aDeletion({ state: 'RUNNING', chainsTotal, ...overrides }),
 ];
 
-/** The location lists as these child prefixes and direct keys. */
-const children = (prefixes: string[], keys: string[] = []) =>
+/**
+ * The location lists as these child prefixes and direct keys; listed flat (no delimiter) it
+ * takes more than one page unless `onePage`.
+ */
+const children = (prefixes: string[], keys: string[] = [], onePage = false) => {
   s3.on(ListObjectsV2Command).resolves({
+    Contents: [{ Key: `${prefixes[0] ?? location}part-0.json`, Size: 3 }],
+    IsTruncated: !onePage,
+    ...(onePage ? {} : { NextContinuationToken: 'more' }),
+  });
+  s3.on(ListObjectsV2Command, { Delimiter: '/' }).resolves({
     CommonPrefixes: prefixes.map((Prefix) => ({ Prefix })),
     Contents: keys.map((Key) => ({ Key, Size: 3 })),
     IsTruncated: false,
   });
+};
 
 beforeEach(() => {
   s3.reset();
@@ -120,6 +129,37 @@ describe('Dispatcher.dispatch, a PENDING deletion', () => {
       ],
       false,
     );
+  });
+
+  it('makes one chain over the location when all of it lists in one page, whatever its child prefixes', async () => {
+    // Prepare
+    children([day(1), day(2), day(3)], [], true);
+    const { subject, chains } = dispatcher(pendingThenRunning({}, 1));
+
+    // Act
+    await subject.dispatch(ref);
+
+    // Assess
+    expect(s3.commandCalls(ListObjectsV2Command)[1]?.args[0].input).toMatchObject({
+      Prefix: location,
+      MaxKeys: 1000,
+    });
+    expect(s3.commandCalls(ListObjectsV2Command)[1]?.args[0].input).not.toHaveProperty('Delimiter');
+    expect(chains.register.mock.calls[0]?.[1]).toEqual([
+      { chainId: chainIdOf(location), prefix: location },
+    ]);
+  });
+
+  it('lists flat only when there is more than one child prefix to choose between', async () => {
+    // Prepare
+    children([day(1)]);
+    const { subject } = dispatcher(pendingThenRunning({}, 1));
+
+    // Act
+    await subject.dispatch(ref);
+
+    // Assess
+    expect(s3.commandCalls(ListObjectsV2Command)).toHaveLength(1);
   });
 
   it('leaves keys directly under the location, beside child prefixes, to the next round', async () => {

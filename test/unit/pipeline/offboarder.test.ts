@@ -100,7 +100,7 @@ function world(names: string[], overrides: Partial<OffboardingRecord> = {}) {
           return { created: true, deletion };
         },
       ),
-      get: async (_tenant, id) => deletions.get(id),
+      getMany: async (refs) => refs.map((ref) => deletions.get(ref.deletionId)),
       cancel: vi.fn(async (_tenant: string, id: string) => {
         const cancelled = { ...(deletions.get(id) as DeletionRecord), state: 'CANCELLED' as const };
         deletions.set(id, cancelled);

@@ -228,6 +228,7 @@ export class LetheMonitoring extends Construct {
           graph('Throttling retried', [
             letheMetric('keysRetried', 'Sum', MINUTE, 'keys retried (SlowDown)'),
             letheMetric('requestsRetried', 'Sum', MINUTE, 'SDK requests retried'),
+            letheMetric('pagesDeferred', 'Sum', MINUTE, 'pages deferred (key budget)'),
           ]),
           graph(
             'API',

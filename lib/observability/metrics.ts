@@ -17,6 +17,8 @@ export const METRICS = {
   keysFailed: { name: 'KeysFailed', unit: 'Count' },
   /** Keys DeleteObjects was asked again after a per-key SlowDown or other transient error. */
   keysRetried: { name: 'KeysRetried', unit: 'Count' },
+  /** Pages sent back to the queue to wait for room in the bucket's key budget. */
+  pagesDeferred: { name: 'PagesDeferred', unit: 'Count' },
   /** AWS SDK requests retried after throttling or a 5xx (`$metadata.attempts - 1`). */
   requestsRetried: { name: 'RequestsRetried', unit: 'Count' },
   deletionsCompleted: { name: 'DeletionsCompleted', unit: 'Count' },

@@ -117,6 +117,10 @@ describe('dashboard', () => {
       row: ['Lethe', 'RequestsRetried', 'service', 'lethe', 'Sum', 60],
     },
     {
+      widget: 'Throttling retried',
+      row: ['Lethe', 'PagesDeferred', 'service', 'lethe', 'Sum', 60],
+    },
+    {
       widget: 'Tenant offboardings',
       row: ['Lethe', 'OpenOffboardings', 'service', 'lethe', 'Maximum', 300],
     },

@@ -139,6 +139,23 @@ describe('workerHandler, metrics (EMF)', () => {
     );
   });
 
+  it('counts the pages sent back to wait for the key budget', async () => {
+    // Prepare
+    const handler = workerHandler(
+      workerWith({
+        1: { outcome: 'deferred', seconds: 3 },
+        2: { outcome: 'deferred', seconds: 1 },
+      }),
+      captured.telemetry,
+    );
+
+    // Act
+    await handler(sqsEvent(page(1), page(2)));
+
+    // Assess
+    expect(captured.metrics()).toEqual([{ PagesDeferred: 2 }]);
+  });
+
   it('publishes nothing for a batch that deleted nothing', async () => {
     // Prepare
     const handler = workerHandler(workerWith({ 1: { outcome: 'stale' } }), captured.telemetry);

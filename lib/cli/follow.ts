@@ -35,28 +35,48 @@ export async function follow(
     if (!context.json) context.stdout.write(nextSteps(accepted.body));
     return exit;
   }
+  return interruptibly(
+    context,
+    (signal) =>
+      waitForDeletion({
+        client: context.client,
+        receipt: accepted.body,
+        intervalMs: context.intervalMs,
+        sleep: context.sleep,
+        signal,
+        wallNow: context.wallNow,
+        reporter: context.json
+          ? undefined
+          : new ProgressReporter({
+              output: context.stderr,
+              now: context.now,
+              wallNow: context.wallNow,
+            }),
+      }),
+    (receipt) => settle(receipt, context),
+    (error) => (error instanceof WaitInterrupted ? interruptedMessage(error.receipt) : undefined),
+  );
+}
+
+/**
+ * Runs a wait with Ctrl-C wired to its abort signal. Its end is `settled`; an interrupted wait
+ * (`interrupted` answers its message, undefined for any other error) prints how to follow what
+ * goes on, and exits 130.
+ */
+export async function interruptibly<T>(
+  context: Pick<FollowContext, 'interrupts' | 'stderr'>,
+  wait: (signal: AbortSignal) => Promise<T>,
+  settled: (value: T) => ExitCode,
+  interrupted: (error: unknown) => string | undefined,
+): Promise<ExitCode> {
   const controller = new AbortController();
   const stop = context.interrupts?.(() => controller.abort());
   try {
-    const receipt = await waitForDeletion({
-      client: context.client,
-      receipt: accepted.body,
-      intervalMs: context.intervalMs,
-      sleep: context.sleep,
-      signal: controller.signal,
-      wallNow: context.wallNow,
-      reporter: context.json
-        ? undefined
-        : new ProgressReporter({
-            output: context.stderr,
-            now: context.now,
-            wallNow: context.wallNow,
-          }),
-    });
-    return settle(receipt, context);
+    return settled(await wait(controller.signal));
   } catch (error) {
-    if (!(error instanceof WaitInterrupted)) throw error;
-    context.stderr.write(interruptedMessage(error.receipt));
+    const message = interrupted(error);
+    if (message === undefined) throw error;
+    context.stderr.write(message);
     return EXIT.interrupted;
   } finally {
     stop?.();

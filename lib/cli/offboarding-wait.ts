@@ -4,7 +4,7 @@ import { isDue } from './countdown.ts';
 import { offboardingHasEnded, offboardingProgressParts } from './offboarding-format.ts';
 import { renderBar } from './progress.ts';
 import { type Output, StatusLine } from './status-line.ts';
-import { isPassing, untilAborted } from './wait.ts';
+import { pollUntilEnded } from './wait.ts';
 
 /** Ctrl-C while waiting: the offboarding goes on, as `view` (the last one read) shows it. */
 export class OffboardingWaitInterrupted extends Error {
@@ -96,43 +96,24 @@ export interface OffboardingWaitOptions {
 export async function waitForOffboarding(
   options: OffboardingWaitOptions,
 ): Promise<OffboardingView> {
-  const last = { view: options.view };
+  const last = { current: options.view };
   try {
-    return await poll(options, last);
+    return await pollUntilEnded(
+      {
+        ...options,
+        read: async (view, signal) =>
+          (await options.client.getOffboarding(view.tenant, signal)).body,
+        hasEnded: offboardingHasEnded,
+        show: (view) => options.reporter?.update(view),
+      },
+      last,
+    );
   } catch (error) {
-    if (options.signal?.aborted) throw new OffboardingWaitInterrupted(last.view);
+    if (options.signal?.aborted) throw new OffboardingWaitInterrupted(last.current);
     throw error;
   } finally {
     options.reporter?.finish();
   }
-}
-
-async function poll(options: OffboardingWaitOptions, last: { view: OffboardingView }) {
-  const { client, intervalMs, reporter, signal } = options;
-  const maxFailedReads = options.maxFailedReads ?? 5;
-  const readEvery = Math.max(1, Math.round((options.scheduledReadMs ?? 10_000) / intervalMs));
-  let failedReads = 0;
-  let ticks = 0;
-  for (;;) {
-    const view = last.view;
-    reporter?.update(view);
-    if (offboardingHasEnded(view)) return view;
-    await untilAborted(options.sleep(intervalMs, signal), signal);
-    if (waitingOut(view, options.wallNow) && ++ticks % readEvery !== 0) continue;
-    try {
-      last.view = (await untilAborted(client.getOffboarding(view.tenant, signal), signal)).body;
-      failedReads = 0;
-    } catch (error) {
-      if (signal?.aborted || !isPassing(error) || ++failedReads > maxFailedReads) throw error;
-    }
-  }
-}
-
-/** A SCHEDULED offboarding whose start is still ahead: no need to read it at every tick. */
-function waitingOut(view: OffboardingView, wallNow: (() => number) | undefined): boolean {
-  return (
-    view.state === 'SCHEDULED' && wallNow !== undefined && Date.parse(view.executeAfter) > wallNow()
-  );
 }
 
 /** Ctrl-C while waiting: the offboarding is not stopped, and this says how to find it again. */

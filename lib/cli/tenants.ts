@@ -1,7 +1,7 @@
 import type { OffboardingView } from '../core/index.ts';
 import type { Command } from './args.ts';
 import { EXIT, type ExitCode } from './exit-codes.ts';
-import type { FollowContext } from './follow.ts';
+import { type FollowContext, interruptibly } from './follow.ts';
 import { offboardingSummary } from './offboarding-format.ts';
 import {
   OffboardingReporter,
@@ -36,30 +36,28 @@ export async function offboard(
 ): Promise<ExitCode> {
   const accepted = await context.client.deleteTenant(command.tenant, command.graceSeconds);
   if (!command.wait) return settleOffboarding(accepted.body, context);
-  const controller = new AbortController();
-  const stop = context.interrupts?.(() => controller.abort());
-  try {
-    const view = await waitForOffboarding({
-      client: context.client,
-      view: accepted.body,
-      intervalMs: context.intervalMs,
-      sleep: context.sleep,
-      signal: controller.signal,
-      wallNow: context.wallNow,
-      reporter: context.json
-        ? undefined
-        : new OffboardingReporter({
-            output: context.stderr,
-            now: context.now,
-            wallNow: context.wallNow,
-          }),
-    });
-    return settleOffboarding(view, context);
-  } catch (error) {
-    if (!(error instanceof OffboardingWaitInterrupted)) throw error;
-    context.stderr.write(offboardingInterruptedMessage(error.view));
-    return EXIT.interrupted;
-  } finally {
-    stop?.();
-  }
+  return interruptibly(
+    context,
+    (signal) =>
+      waitForOffboarding({
+        client: context.client,
+        view: accepted.body,
+        intervalMs: context.intervalMs,
+        sleep: context.sleep,
+        signal,
+        wallNow: context.wallNow,
+        reporter: context.json
+          ? undefined
+          : new OffboardingReporter({
+              output: context.stderr,
+              now: context.now,
+              wallNow: context.wallNow,
+            }),
+      }),
+    (view) => settleOffboarding(view, context),
+    (error) =>
+      error instanceof OffboardingWaitInterrupted
+        ? offboardingInterruptedMessage(error.view)
+        : undefined,
+  );
 }

@@ -42,38 +42,77 @@ const totalOf = (receipt: DeletionReceipt) => {
  * countdown while it is SCHEDULED and its progress once it runs.
  */
 export async function waitForDeletion(options: WaitOptions): Promise<DeletionReceipt> {
-  const last = { receipt: options.receipt };
+  const last = { current: options.receipt };
   try {
-    return await poll(options, last);
+    return await pollUntilEnded(
+      {
+        ...options,
+        read: async (receipt, signal) =>
+          (await options.client.getDeletion(receipt.tenant, receipt.deletionId, signal)).body,
+        hasEnded: (receipt) => hasEnded(receipt.state),
+        show: (receipt) =>
+          options.reporter?.update({
+            state: receipt.state,
+            objectsDeleted: receipt.objectsDeleted,
+            total: totalOf(receipt),
+            deletionId: receipt.deletionId,
+            executeAfter: receipt.executeAfter,
+          }),
+      },
+      last,
+    );
   } catch (error) {
-    if (options.signal?.aborted) throw new WaitInterrupted(last.receipt);
+    if (options.signal?.aborted) throw new WaitInterrupted(last.current);
     throw error;
   } finally {
     options.reporter?.finish();
   }
 }
 
-async function poll(options: WaitOptions, last: { receipt: DeletionReceipt }) {
-  const { client, intervalMs, reporter, signal } = options;
+/** What a wait polls: something with a state, and a start that may lie ahead. */
+interface Watched {
+  readonly state: string;
+  readonly executeAfter: string;
+}
+
+/** How to poll one kind of thing (a deletion's receipt, an offboarding). */
+export interface PollOptions<T extends Watched> {
+  readonly read: (current: T, signal?: AbortSignal) => Promise<T>;
+  readonly hasEnded: (current: T) => boolean;
+  readonly show: (current: T) => void;
+  readonly intervalMs: number;
+  readonly sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
+  /** Failed reads in a row (unreachable, 5xx) tolerated before giving up. @default 5 */
+  readonly maxFailedReads?: number;
+  readonly signal?: AbortSignal | undefined;
+  /** With it, a SCHEDULED thing is read only every `scheduledReadMs` until its start. */
+  readonly wallNow?: () => number;
+  /** @default 10000 */
+  readonly scheduledReadMs?: number;
+}
+
+/**
+ * Shows `last.current` and reads it afresh every interval until it has ended; `last.current`
+ * always holds the latest read (what an interrupted wait reports). Passing failures (no answer,
+ * a 5xx) are tolerated a few times in a row; Ctrl-C ends the wait at once.
+ */
+export async function pollUntilEnded<T extends Watched>(
+  options: PollOptions<T>,
+  last: { current: T },
+): Promise<T> {
+  const { intervalMs, signal } = options;
   const maxFailedReads = options.maxFailedReads ?? 5;
   const readEvery = Math.max(1, Math.round((options.scheduledReadMs ?? 10_000) / intervalMs));
   let failedReads = 0;
   let ticks = 0;
   for (;;) {
-    const receipt = last.receipt;
-    reporter?.update({
-      state: receipt.state,
-      objectsDeleted: receipt.objectsDeleted,
-      total: totalOf(receipt),
-      deletionId: receipt.deletionId,
-      executeAfter: receipt.executeAfter,
-    });
-    if (hasEnded(receipt.state)) return receipt;
+    const current = last.current;
+    options.show(current);
+    if (options.hasEnded(current)) return current;
     await untilAborted(options.sleep(intervalMs, signal), signal);
-    if (waitingOut(receipt, options.wallNow) && ++ticks % readEvery !== 0) continue;
+    if (waitingOut(current, options.wallNow) && ++ticks % readEvery !== 0) continue;
     try {
-      const read = client.getDeletion(receipt.tenant, receipt.deletionId, signal);
-      last.receipt = (await untilAborted(read, signal)).body;
+      last.current = await untilAborted(options.read(current, signal), signal);
       failedReads = 0;
     } catch (error) {
       if (signal?.aborted || !isPassing(error) || ++failedReads > maxFailedReads) throw error;
@@ -81,12 +120,12 @@ async function poll(options: WaitOptions, last: { receipt: DeletionReceipt }) {
   }
 }
 
-/** A SCHEDULED deletion whose start is still ahead: no need to read it at every tick. */
-function waitingOut(receipt: DeletionReceipt, wallNow: (() => number) | undefined): boolean {
+/** SCHEDULED with its start still ahead: no need to read it at every tick. */
+function waitingOut(current: Watched, wallNow: (() => number) | undefined): boolean {
   return (
-    receipt.state === 'SCHEDULED' &&
+    current.state === 'SCHEDULED' &&
     wallNow !== undefined &&
-    Date.parse(receipt.executeAfter) > wallNow()
+    Date.parse(current.executeAfter) > wallNow()
   );
 }
 

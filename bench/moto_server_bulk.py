@@ -7,6 +7,13 @@ each object with the S3 backend's own `put_object`, the call a PutObject request
 the objects are the same as PutObject's; only the HTTP round trip per key is skipped (moto
 takes ~7 ms of server time per PutObject, so 60,000 objects would otherwise take 7 minutes).
 
+`POST /_bench/throttle` with `{"keysPerSecond": R}` makes S3 behave as S3 does above its
+request rate: each prefix partition (a key's "directory") admits R deleted keys a second (a
+token bucket holding a second's worth, at least one 1,000-key page), and a DeleteObjects that
+would go above it in any partition is answered 503 SlowDown, whole, as S3 answers. R = 0 turns
+it off. The answer counts the DeleteObjects admitted and refused, and the keys admitted, since
+the previous call.
+
 `GET /_bench/cpu` answers the CPU time moto's request threads spent per operation (thread CPU
 time, so a long poll's waiting counts nothing): where the emulator's one core goes, by request
 type. `POST /_bench/cpu` answers the same and starts counting afresh.
@@ -16,8 +23,10 @@ launcher (without its fixes moto's conditional writes are not atomic, and the pi
 relies on them, can stall or count twice).
 """
 
+import io
 import json
 import os
+import re
 import sys
 import threading
 import time
@@ -29,6 +38,40 @@ from moto.s3.models import s3_backends
 
 SEED = "/_bench/put-objects"
 CPU = "/_bench/cpu"
+THROTTLE = "/_bench/throttle"
+
+_throttle_lock = threading.Lock()
+_throttle = {"rate": 0.0, "buckets": {}, "admitted": 0, "refused": 0, "keys": 0}
+_KEY = re.compile(rb"<Key>(.*?)</Key>", re.S)
+_SLOW_DOWN = (
+    b'<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>SlowDown</Code>'
+    b"<Message>Please reduce your request rate.</Message></Error>"
+)
+
+
+def _admit(body: bytes) -> bool:
+    """Takes room for every key of a DeleteObjects body, or none if a partition lacks it."""
+    wanted: dict[bytes, int] = {}
+    for key in _KEY.findall(body):
+        partition = key[: key.rfind(b"/") + 1]
+        wanted[partition] = wanted.get(partition, 0) + 1
+    now = time.monotonic()
+    with _throttle_lock:
+        rate = _throttle["rate"]
+        capacity = max(rate, 1000.0)
+        buckets = _throttle["buckets"]
+        levels = {}
+        for partition, count in wanted.items():
+            level, at = buckets.get(partition, (capacity, now))
+            levels[partition] = min(capacity, level + (now - at) * rate)
+            if levels[partition] < count:
+                _throttle["refused"] += 1
+                return False
+        for partition, count in wanted.items():
+            buckets[partition] = (levels[partition] - count, now)
+        _throttle["admitted"] += 1
+        _throttle["keys"] += sum(wanted.values())
+        return True
 
 _cpu_lock = threading.Lock()
 _cpu: dict[str, list[float]] = {}
@@ -72,6 +115,34 @@ class BenchApplication(server.DomainDispatcherApplication):
                     request["bucket"], key, body.encode("utf-8"), disable_notification=True
                 )
             return _json(start_response, {"stored": len(request["objects"])})
+        if path == THROTTLE and environ.get("REQUEST_METHOD") == "POST":
+            length = int(environ.get("CONTENT_LENGTH") or 0)
+            request = json.loads(environ["wsgi.input"].read(length) or b"{}")
+            with _throttle_lock:
+                answer = {k: _throttle[k] for k in ("admitted", "refused", "keys")}
+                _throttle.update(
+                    rate=float(request.get("keysPerSecond", 0)),
+                    buckets={},
+                    admitted=0,
+                    refused=0,
+                    keys=0,
+                )
+            return _json(start_response, answer)
+        query = environ.get("QUERY_STRING", "")
+        if (
+            _throttle["rate"] > 0
+            and environ.get("REQUEST_METHOD") == "POST"
+            and "delete" in parse_qs(query, keep_blank_values=True)
+        ):
+            length = int(environ.get("CONTENT_LENGTH") or 0)
+            body = environ["wsgi.input"].read(length)
+            environ["wsgi.input"] = io.BytesIO(body)
+            if not _admit(body):
+                start_response(
+                    "503 Slow Down",
+                    [("Content-Type", "application/xml"), ("Content-Length", str(len(_SLOW_DOWN)))],
+                )
+                return [_SLOW_DOWN]
         if path == CPU:
             with _cpu_lock:
                 snapshot = {op: {"count": c, "cpuSeconds": s} for op, (c, s) in _cpu.items()}

@@ -1,9 +1,14 @@
 import { LocalStack } from '#lib/local/local-stack.ts';
 import type { Clients } from '#lib/support/index.ts';
-import { type BenchContext, type StackContext, stackContext, TENANT } from './context.ts';
+import {
+  type BenchContext,
+  type StackContext,
+  seededStream,
+  stackContext,
+  TENANT,
+} from './context.ts';
 import type { RequestCounter } from './counting.ts';
 import { letheDelete } from './deleters.ts';
-import { layout } from './seeding.ts';
 import type { QueueTimeline } from './timeline.ts';
 
 export interface BudgetRun {
@@ -78,11 +83,7 @@ export async function measureBudget(
   });
   try {
     const context: StackContext = stackContext(bench, stack, parts.counter, parts.timeline);
-    const created = await context.api.create(TENANT, 'budget');
-    const location = String(created.body.location);
-    const [, bucket, prefix] = /^s3:\/\/([^/]+)\/(.*)$/.exec(location) ?? [];
-    if (!bucket || prefix === undefined) throw new Error(`unexpected location ${location}`);
-    await bench.seeder.seed(bucket, layout(prefix, options.objects, options.partitions));
+    await seededStream(context, 'budget', options.objects, options.partitions);
     const result = await letheDelete(context.api, TENANT, 'budget', context.readDeletion);
     const first = deletes[0];
     const last = deletes.at(-1);

@@ -1,3 +1,4 @@
+import { parseLocation } from '../test/helpers/http.ts';
 import { type StackContext, TENANT } from './context.ts';
 import { letheDelete } from './deleters.ts';
 import type { SeedObject } from './seeding.ts';
@@ -57,9 +58,7 @@ const spread = (prefix: string, count: number, partitions: number): SeedObject[]
 async function seeded(context: StackContext, stream: string, count: number, partitions: number) {
   const created = await context.api.create(TENANT, stream);
   if (created.status !== 201) throw new Error(`PUT ${stream}: ${created.status}`);
-  const location = String(created.body.location);
-  const [, bucket, prefix] = /^s3:\/\/([^/]+)\/(.*)$/.exec(location) ?? [];
-  if (!bucket || prefix === undefined) throw new Error(`unexpected location ${location}`);
+  const { bucket, prefix } = parseLocation(String(created.body.location));
   await context.seeder.seed(bucket, spread(prefix, count, partitions));
 }
 

@@ -4,7 +4,7 @@ import { isDue } from './countdown.ts';
 import { offboardingHasEnded, offboardingProgressParts } from './offboarding-format.ts';
 import { renderBar } from './progress.ts';
 import { type Output, StatusLine } from './status-line.ts';
-import { pollUntilEnded } from './wait.ts';
+import { type PollPacing, pollUntilEnded } from './wait.ts';
 
 /** Ctrl-C while waiting: the offboarding goes on, as `view` (the last one read) shows it. */
 export class OffboardingWaitInterrupted extends Error {
@@ -68,25 +68,11 @@ export class OffboardingReporter {
 }
 
 /** What waiting for an offboarding needs: a client that reads it, where to start, a clock. */
-export interface OffboardingWaitOptions {
+export interface OffboardingWaitOptions extends PollPacing {
   readonly client: Pick<LetheClient, 'getOffboarding'>;
   /** The offboarding the DELETE answered. */
   readonly view: OffboardingView;
-  readonly intervalMs: number;
-  readonly sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
   readonly reporter?: Pick<OffboardingReporter, 'update' | 'finish'> | undefined;
-  /** Failed reads in a row (unreachable, 5xx) tolerated before giving up. @default 5 */
-  readonly maxFailedReads?: number;
-  /** Aborted on Ctrl-C: the wait ends with an OffboardingWaitInterrupted. */
-  readonly signal?: AbortSignal | undefined;
-  /**
-   * Milliseconds since the epoch. With it, a SCHEDULED offboarding is read only every
-   * `scheduledReadMs` until its `executeAfter` (the countdown still ticks every interval), as a
-   * SCHEDULED deletion is; without it, every interval.
-   */
-  readonly wallNow?: () => number;
-  /** @default 10000 */
-  readonly scheduledReadMs?: number;
 }
 
 /**

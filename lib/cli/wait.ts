@@ -2,25 +2,29 @@ import { type DeletionReceipt, hasEnded } from '../core/index.ts';
 import { ApiError, type LetheClient, UnreachableError } from './client.ts';
 import type { ProgressReporter } from './progress.ts';
 
-export interface WaitOptions {
-  readonly client: Pick<LetheClient, 'getDeletion'>;
-  /** The receipt the DELETE (or retry, or expedite) answered. */
-  readonly receipt: DeletionReceipt;
+/** How often a wait reads, how long it bears failures, and what ends it early. */
+export interface PollPacing {
   readonly intervalMs: number;
   readonly sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
-  readonly reporter?: Pick<ProgressReporter, 'update' | 'finish'> | undefined;
   /** Failed reads in a row (unreachable, 5xx) tolerated before giving up. @default 5 */
   readonly maxFailedReads?: number;
-  /** Aborted on Ctrl-C: the wait ends with a WaitInterrupted. */
+  /** Aborted on Ctrl-C: the wait ends at once. */
   readonly signal?: AbortSignal | undefined;
   /**
-   * Milliseconds since the epoch. With it, a SCHEDULED receipt is read only every
+   * Milliseconds since the epoch. With it, a SCHEDULED thing is read only every
    * `scheduledReadMs` until its `executeAfter` (the countdown still ticks every interval);
    * without it, every interval.
    */
   readonly wallNow?: () => number;
   /** @default 10000 */
   readonly scheduledReadMs?: number;
+}
+
+export interface WaitOptions extends PollPacing {
+  readonly client: Pick<LetheClient, 'getDeletion'>;
+  /** The receipt the DELETE (or retry, or expedite) answered. */
+  readonly receipt: DeletionReceipt;
+  readonly reporter?: Pick<ProgressReporter, 'update' | 'finish'> | undefined;
 }
 
 /** Ctrl-C while waiting: the deletion goes on, as `receipt` (the last one read) shows it. */
@@ -76,19 +80,10 @@ interface Watched {
 }
 
 /** How to poll one kind of thing (a deletion's receipt, an offboarding). */
-export interface PollOptions<T extends Watched> {
+export interface PollOptions<T extends Watched> extends PollPacing {
   readonly read: (current: T, signal?: AbortSignal) => Promise<T>;
   readonly hasEnded: (current: T) => boolean;
   readonly show: (current: T) => void;
-  readonly intervalMs: number;
-  readonly sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
-  /** Failed reads in a row (unreachable, 5xx) tolerated before giving up. @default 5 */
-  readonly maxFailedReads?: number;
-  readonly signal?: AbortSignal | undefined;
-  /** With it, a SCHEDULED thing is read only every `scheduledReadMs` until its start. */
-  readonly wallNow?: () => number;
-  /** @default 10000 */
-  readonly scheduledReadMs?: number;
 }
 
 /**

@@ -7,12 +7,13 @@ each object with the S3 backend's own `put_object`, the call a PutObject request
 the objects are the same as PutObject's; only the HTTP round trip per key is skipped (moto
 takes ~7 ms of server time per PutObject, so 60,000 objects would otherwise take 7 minutes).
 
-`POST /_bench/throttle` with `{"keysPerSecond": R}` makes S3 behave as S3 does above its
-request rate: each prefix partition (a key's "directory") admits R deleted keys a second (a
-token bucket holding a second's worth, at least one 1,000-key page), and a DeleteObjects that
+`POST /_bench/throttle` with `{"keysPerSecond": R, "burst": B}` makes S3 behave as S3 does
+above its request rate: each prefix partition (a key's "directory") admits R deleted keys a
+second (a token bucket holding B keys, by default a second's worth and at least one 1,000-key
+page; it starts full), and a DeleteObjects that
 would go above it in any partition is answered 503 SlowDown, whole, as S3 answers. R = 0 turns
 it off. The answer counts the DeleteObjects admitted and refused, and the keys admitted, since
-the previous call.
+the previous call, and the keys a second sustained from the first admitted request to the last.
 
 `GET /_bench/cpu` answers the CPU time moto's request threads spent per operation (thread CPU
 time, so a long poll's waiting counts nothing): where the emulator's one core goes, by request
@@ -41,7 +42,8 @@ CPU = "/_bench/cpu"
 THROTTLE = "/_bench/throttle"
 
 _throttle_lock = threading.Lock()
-_throttle = {"rate": 0.0, "buckets": {}, "admitted": 0, "refused": 0, "keys": 0}
+_THROTTLE_FRESH = {"buckets": {}, "admitted": 0, "refused": 0, "keys": 0, "first": 0.0, "last": 0.0}
+_throttle = {"rate": 0.0, "burst": 0.0, **_THROTTLE_FRESH, "firstKeys": 0}
 _KEY = re.compile(rb"<Key>(.*?)</Key>", re.S)
 _SLOW_DOWN = (
     b'<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>SlowDown</Code>'
@@ -58,7 +60,7 @@ def _admit(body: bytes) -> bool:
     now = time.monotonic()
     with _throttle_lock:
         rate = _throttle["rate"]
-        capacity = max(rate, 1000.0)
+        capacity = _throttle["burst"] or max(rate, 1000.0)
         buckets = _throttle["buckets"]
         levels = {}
         for partition, count in wanted.items():
@@ -71,6 +73,9 @@ def _admit(body: bytes) -> bool:
             buckets[partition] = (levels[partition] - count, now)
         _throttle["admitted"] += 1
         _throttle["keys"] += sum(wanted.values())
+        if not _throttle["first"]:
+            _throttle["first"], _throttle["firstKeys"] = now, sum(wanted.values())
+        _throttle["last"] = now
         return True
 
 _cpu_lock = threading.Lock()
@@ -120,12 +125,17 @@ class BenchApplication(server.DomainDispatcherApplication):
             request = json.loads(environ["wsgi.input"].read(length) or b"{}")
             with _throttle_lock:
                 answer = {k: _throttle[k] for k in ("admitted", "refused", "keys")}
+                # Sustained: the keys after the first admitted request, over the seconds from
+                # it to the last one.
+                window = _throttle["last"] - _throttle["first"]
+                answer["sustainedKeysPerSecond"] = (
+                    (_throttle["keys"] - _throttle["firstKeys"]) / window if window > 0 else 0
+                )
                 _throttle.update(
                     rate=float(request.get("keysPerSecond", 0)),
-                    buckets={},
-                    admitted=0,
-                    refused=0,
-                    keys=0,
+                    burst=float(request.get("burst", 0)),
+                    **{**_THROTTLE_FRESH, "buckets": {}},
+                    firstKeys=0,
                 )
             return _json(start_response, answer)
         query = environ.get("QUERY_STRING", "")

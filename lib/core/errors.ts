@@ -120,6 +120,14 @@ export class TransientPageError extends Error {
   override readonly name = 'TransientPageError';
 }
 
+/**
+ * S3 answered a whole delete request with 503 SlowDown: the chain is over the rate its prefix
+ * partition allows. Not retried on the spot; the chain slows down (lib/pipeline/pace).
+ */
+export class SlowDownError extends Error {
+  override readonly name = 'SlowDownError';
+}
+
 /** A work message that can never be processed; it goes to the DLQ after its redrive count. */
 export class InvalidMessageError extends Error {
   override readonly name = 'InvalidMessageError';

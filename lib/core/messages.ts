@@ -23,6 +23,11 @@ export const PageMessage = z.strictObject({
   type: z.literal('page'),
   chainId: z.string().regex(CHAIN_ID_PATTERN),
   page: z.int().min(0),
+  /**
+   * Set on a page S3 slowed down and that was sent back: the page after it was handed on
+   * already, so the page's return does not hand it on again.
+   */
+  handedOn: z.literal(true).optional(),
 });
 
 export const FinalizeMessage = z.strictObject({

@@ -143,6 +143,16 @@ export interface ChainRecord extends DeletionRef {
   pagesDone: number;
   /** Counted towards the deletion's settled chains (ended, no page open). */
   settled: boolean;
+  /** Epoch milliseconds of the chain's first listing. */
+  startedAt?: number;
+  /** Keys a second S3 allows this chain, learned from its SlowDown answers (lib/pipeline/pace). */
+  pace?: number;
+  /** The pace at which S3 last refused this chain while paced. */
+  ceiling?: number;
+  /** Epoch milliseconds before which a paced chain lets no further page go. */
+  nextAt?: number;
+  /** Epoch milliseconds of the chain's last cut in pace. */
+  cutAt?: number;
 }
 
 /**

@@ -1,22 +1,25 @@
 import {
   type ChainRecord,
+  type Clock,
   type Cursor,
   isInScope,
   type ListedObject,
   type PageMessage,
   type PageRecord,
   pageMessage,
+  SlowDownError,
   type WorkMessage,
 } from '../core/index.ts';
-import { firstPage, type ListingPage } from '../s3/index.ts';
+import { firstPage, type ListingPage, type PageResult } from '../s3/index.ts';
 import { failpoint } from '../support/index.ts';
 import type { KeyBudget } from './budget.ts';
 import type { DeletionFence } from './fence.ts';
 import type { Finalizer } from './finalizer.ts';
+import { ChainPacer, nextSlot, paceRise } from './pace.ts';
 import type { Chains, Deleter, Deletions, Failures, ObjectStore, WorkSender } from './ports.ts';
 
 export interface PageWorkerOptions {
-  readonly chains: Chains<'get' | 'recordListing' | 'completePage'>;
+  readonly chains: Chains<'get' | 'recordListing' | 'completePage' | 'slowDown' | 'takeSlot'>;
   readonly deletions: Deletions<'get'>;
   readonly failures: Failures<'record'>;
   readonly fence: Pick<DeletionFence, 'isRunning'>;
@@ -28,11 +31,14 @@ export interface PageWorkerOptions {
   readonly pageSize?: number;
   /** The bucket's key budget (`LETHE_MAX_KEYS_PER_SECOND`). @default none */
   readonly budget?: Pick<KeyBudget, 'take' | 'giveBack'>;
+  readonly clock?: Clock;
+  readonly sleep?: (ms: number) => Promise<void>;
 }
 
 export type WorkOutcome =
   | { outcome: 'stale' | 'duplicate' | 'chain-ended' }
   | { outcome: 'deferred'; seconds: number }
+  | { outcome: 'slowed'; seconds: number; pace: number }
   | { outcome: 'deleted'; objects: number; bytes: number; failures: number; retriedKeys: number }
   | { outcome: 'finalize'; result: string };
 
@@ -40,6 +46,7 @@ export type WorkOutcome =
  * One message, one page: list up to 1,000 entries after the chain's cursor, record the
  * listing, hand the next page to the queue, delete the page with one DeleteObjects, then count
  * it. Every step is idempotent, so a redelivered, duplicated or reordered message is harmless.
+ * A page S3 refuses with SlowDown slows its chain down and comes back later.
  */
 export class PageWorker {
   readonly #chains: PageWorkerOptions['chains'];
@@ -52,6 +59,7 @@ export class PageWorker {
   readonly #finalizer: PageWorkerOptions['finalizer'];
   readonly #pageSize: number;
   readonly #budget: PageWorkerOptions['budget'];
+  readonly #pacer: ChainPacer;
 
   constructor(options: PageWorkerOptions) {
     this.#chains = options.chains;
@@ -64,6 +72,13 @@ export class PageWorker {
     this.#finalizer = options.finalizer;
     this.#pageSize = options.pageSize ?? 1000;
     this.#budget = options.budget;
+    this.#pacer = new ChainPacer({
+      chains: options.chains,
+      queue: options.queue,
+      pageSize: this.#pageSize,
+      ...(options.clock ? { clock: options.clock } : {}),
+      ...(options.sleep ? { sleep: options.sleep } : {}),
+    });
   }
 
   async handle(message: WorkMessage): Promise<WorkOutcome> {
@@ -85,8 +100,12 @@ export class PageWorker {
     if (!chain || chain.generation !== message.generation) return { outcome: 'stale' };
     if (!(await this.#fence.isRunning(chain))) return { outcome: 'stale' };
     assertInside(chain.prefix, chain);
-    if (chain.lastPage >= message.page) return this.#resume(chain, message.page);
+    if (chain.lastPage >= message.page) return this.#resume(chain, message);
     if (chain.lastPage !== message.page - 1 || chain.ended) return { outcome: 'stale' };
+    // A chain S3 has slowed down lists no sooner than its pace allows.
+    const gate = await this.#pacer.gate(chain, message);
+    if (gate.go === 'later') return { outcome: 'deferred', seconds: gate.seconds };
+    if (gate.go === 'again') return this.#page(message);
     // The bucket's key budget, taken before listing: a chain never lists ahead of it.
     const later = (await this.#budget?.take(chain.bucket)) ?? 0;
     if (later > 0) {
@@ -99,23 +118,32 @@ export class PageWorker {
     for (const object of listing.objects) assertInside(object.key, chain);
     failpoint('worker.after-list');
     const page = pageOf(message.page, chain.cursor, listing.objects);
-    const listed = await this.#chains.recordListing(chain, message.page, page, listing.next);
+    const now = this.#pacer.now();
+    const nextAt = nextSlot(chain, listing.objects.length, now);
+    const listed = await this.#chains.recordListing(chain, message.page, page, listing.next, {
+      now,
+      nextAt,
+    });
     if (listed.status !== 'ok') {
       const current = listed.current ?? (await this.#chains.get(message, message.chainId));
-      return current ? this.#resume(current, message.page) : { outcome: 'stale' };
+      if (!current) return { outcome: 'stale' };
+      // Not listed by anyone: S3 slowed the chain while this page was listing.
+      if (current.lastPage === message.page - 1 && !current.ended) return this.#page(message);
+      return this.#resume(current, message);
     }
     failpoint('worker.before-next-page');
     // Pipelining: the next page is listed by another worker while this one deletes.
-    if (listing.next) await this.#sendPage(chain, message.page + 1);
+    if (listing.next) await this.#sendPage(chain, message.page + 1, nextAt);
     if (!page) {
       await this.#finalizer.settle(listed.item);
       return { outcome: 'chain-ended' };
     }
-    return this.#deleteAndCount(listed.item, page, listing.objects);
+    return this.#deleteAndCount(listed.item, page, listing.objects, chain.cutAt);
   }
 
   /** Finishes a page that was listed before (a redelivery after a crash, or a duplicate). */
-  async #resume(chain: ChainRecord, pageNumber: number): Promise<WorkOutcome> {
+  async #resume(chain: ChainRecord, message: PageMessage): Promise<WorkOutcome> {
+    const pageNumber = message.page;
     const page = chain.open?.[String(pageNumber)];
     if (!page) {
       // Counted already; if the run that counted it died before settling, settle now.
@@ -123,14 +151,22 @@ export class PageWorker {
       return { outcome: 'duplicate' };
     }
     // The run that listed it may have died before handing on the next page.
-    if (chain.lastPage === pageNumber && !chain.ended) {
-      await this.#sendPage(chain, pageNumber + 1);
+    if (chain.lastPage === pageNumber && !chain.ended && !message.handedOn) {
+      await this.#sendPage(chain, pageNumber + 1, chain.nextAt);
+    }
+    // A page S3 sent back takes its chain's slot first, like a page listed anew.
+    if (message.handedOn) {
+      const gate = await this.#pacer.gate(chain, message);
+      if (gate.go === 'later') return { outcome: 'deferred', seconds: gate.seconds };
+      if (gate.go === 'again' || !(await this.#pacer.takeSlot(chain, page))) {
+        return this.#page(message);
+      }
     }
     const listing = await this.#list(chain, page.after);
     // Only what is left of this page's own range: entries deleted before the crash are gone.
     const remaining = listing.objects.filter((object) => isInPage(object, page));
     for (const object of remaining) assertInside(object.key, chain);
-    return this.#deleteAndCount(chain, page, remaining);
+    return this.#deleteAndCount(chain, page, remaining, chain.cutAt);
   }
 
   async #list(chain: ChainRecord, after: Cursor | undefined): Promise<ListingPage> {
@@ -141,12 +177,20 @@ export class PageWorker {
     );
   }
 
+  /** `seenCutAt`: the chain's last cut in pace when this page was let go. */
   async #deleteAndCount(
     chain: ChainRecord,
     page: PageRecord,
     objects: ListedObject[],
+    seenCutAt: number | undefined,
   ): Promise<WorkOutcome> {
-    const result = await this.#deleter.deletePage(chain.bucket, objects);
+    let result: PageResult;
+    try {
+      result = await this.#deleter.deletePage(chain.bucket, objects);
+    } catch (error) {
+      if (error instanceof SlowDownError) return this.#pacer.refused(chain, page, seenCutAt);
+      throw error;
+    }
     failpoint('worker.after-delete');
     if (result.failures.length > 0) await this.#failures.record(chain, result.failures);
     // Counted from the listing that opened the page, so a resumed page counts entries that an
@@ -157,7 +201,7 @@ export class PageWorker {
       bytes: page.bytes - result.failedBytes - result.markersLaidBytes,
       failed: result.failures.length,
     };
-    const completed = await this.#chains.completePage(chain, page, counted);
+    const completed = await this.#chains.completePage(chain, page, counted, paceRise(chain));
     if (completed.status !== 'ok') return { outcome: 'duplicate' };
     await this.#finalizer.settle(completed.item);
     return {
@@ -169,8 +213,11 @@ export class PageWorker {
     };
   }
 
-  async #sendPage(chain: ChainRecord, page: number) {
-    await this.#queue.send([pageMessage(chain, page)]);
+  /** Hands on a page; a paced chain's next page is delayed to its slot (whole seconds). */
+  async #sendPage(chain: ChainRecord, page: number, nextAt?: number) {
+    const delay = this.#pacer.delayTo(nextAt);
+    const messages = [pageMessage(chain, page)];
+    await (delay > 0 ? this.#queue.send(messages, delay) : this.#queue.send(messages));
   }
 }
 

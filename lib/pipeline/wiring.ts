@@ -96,10 +96,11 @@ export function createPipeline({
       clock,
     }),
     s3: clients.s3,
-    deleter: new PageDeleter({ client: clients.s3 }),
+    deleter: new PageDeleter({ client: clients.s3Deletes }),
     queue,
     finalizer,
     pageSize: config.pageSize,
+    clock,
     ...(config.maxKeysPerSecond > 0
       ? {
           budget: new KeyBudget({

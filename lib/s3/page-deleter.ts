@@ -5,7 +5,12 @@ import {
   type S3Client,
   S3ServiceException,
 } from '@aws-sdk/client-s3';
-import { type KeyFailure, type ListedObject, TransientPageError } from '../core/index.ts';
+import {
+  type KeyFailure,
+  type ListedObject,
+  SlowDownError,
+  TransientPageError,
+} from '../core/index.ts';
 import { backoff, RETRY, sleep } from '../support/index.ts';
 
 /** Per-key codes that pass with time: the key is tried again, never reported as a failure. */
@@ -30,7 +35,21 @@ export const isTransientCode = (code: string | undefined) =>
 export const fitsXml = (key: string) =>
   /^[\u0020-\uD7FF\uE000-\uFFFD\u{10000}-\u{10FFFF}]*$/u.test(key);
 
+/** A whole request's error that passes with time (5xx, throttling, the network), not SlowDown. */
+const isTransientError = (error: unknown) =>
+  !(error instanceof S3ServiceException) ||
+  error.$fault === 'server' ||
+  TRANSIENT_CODES.has(error.name);
+
+const isSlowDown = (error: unknown) =>
+  error instanceof S3ServiceException && error.name === 'SlowDown';
+
 export interface PageDeleterOptions {
+  /**
+   * The client deletes go through. Give it no retries of its own (`maxAttempts: 1`): the
+   * deleter retries what passes with time, and a SlowDown must reach the chain's pace rather
+   * than be retried at once (createClients' `s3Deletes`).
+   */
   readonly client: S3Client;
   /** Rounds of DeleteObjects for keys that keep failing transiently. @default RETRY.throttling */
   readonly maxAttempts?: number;
@@ -95,8 +114,9 @@ class Tally {
 /**
  * Deletes one page: its keys in one DeleteObjects, keys an XML body cannot carry one by one.
  * DeleteObjects answers 200 even when keys fail: its per-key `Errors` are failures, never
- * successes. Transient ones are retried with backoff and jitter; if they outlast the retries
- * the page throws, so the message is redelivered.
+ * successes. Transient ones (per key or of the whole request) are retried with backoff and
+ * jitter; if they outlast the retries the page throws, so the message is redelivered. A whole
+ * request answered SlowDown throws SlowDownError at once: the page's chain slows down.
  */
 export class PageDeleter {
   readonly #client: S3Client;
@@ -155,6 +175,8 @@ export class PageDeleter {
       } catch (error) {
         // A key this code took for XML-safe was not: the page goes one key at a time.
         if (error instanceof S3ServiceException && error.name === 'MalformedXML') return pending;
+        if (isSlowDown(error)) throw new SlowDownError(`DeleteObjects in ${bucket}: SlowDown`);
+        if (isTransientError(error)) continue;
         throw error;
       }
       for (const deleted of answer.Deleted ?? []) {
@@ -182,20 +204,29 @@ export class PageDeleter {
     return [];
   }
 
-  /** DeleteObject of one key (the SDK retries throttling and 5xx itself). */
+  /** DeleteObject of one key, tried again while its error passes with time. */
   async #alone(bucket: string, object: ListedObject, tally: Tally): Promise<void> {
-    try {
-      const answer = await this.#client.send(
-        new DeleteObjectCommand({
-          Bucket: bucket,
-          Key: object.key,
-          ...(object.versionId ? { VersionId: object.versionId } : {}),
-        }),
-      );
-      if (answer.DeleteMarker && !object.versionId) tally.markers.push(object);
-    } catch (error) {
-      if (!(error instanceof S3ServiceException) || isTransientCode(error.name)) throw error;
-      tally.fail(object, error.name, error.message);
+    for (let attempt = 0; ; attempt++) {
+      if (attempt > 0) await this.#sleep(backoff(attempt, this.#backoffMs, RETRY.throttling.capMs));
+      try {
+        const answer = await this.#client.send(
+          new DeleteObjectCommand({
+            Bucket: bucket,
+            Key: object.key,
+            ...(object.versionId ? { VersionId: object.versionId } : {}),
+          }),
+        );
+        if (answer.DeleteMarker && !object.versionId) tally.markers.push(object);
+        return;
+      } catch (error) {
+        if (isSlowDown(error)) throw new SlowDownError(`DeleteObject in ${bucket}: SlowDown`);
+        if (!isTransientError(error)) {
+          const failure = error as S3ServiceException;
+          tally.fail(object, failure.name, failure.message);
+          return;
+        }
+        if (attempt + 1 >= this.#maxAttempts) throw error;
+      }
     }
   }
 }

@@ -32,9 +32,9 @@ export interface PageCounts {
 const chainHasEnded = { expression: 'ended = :true AND settled = :false' };
 
 /**
- * The chain item: a chain's cursor, open pages and counts, and its deletion's fence. Every
- * page of a chain is two single-item conditional writes here (list, then count); a chain
- * settles once, in the only transaction of the page path.
+ * The chain item: a chain's cursor, open pages and counts, its pace, and its deletion's
+ * fence. Every page of a chain is two single-item conditional writes here (list, then count);
+ * a chain settles once, in the only transaction of the page path.
  */
 export class ChainStore {
   readonly #table: Table;
@@ -101,17 +101,22 @@ export class ChainStore {
   /**
    * Records that page `pageNumber` was listed (or, without a page, that the chain listed
    * empty): the cursor moves to `next` and the page joins the open pages. One conditional
-   * write on the chain, so only one listing of a page number can win.
+   * write on the chain, so only one listing of a page number can win, and none before a paced
+   * chain's slot. The first listing stamps the chain's start; a paced chain's listing sets when
+   * the next may follow.
    */
   async recordListing(
     chain: ChainRecord,
     pageNumber: number,
     page: PageRecord | undefined,
     next: Cursor | undefined,
+    timing: { now: number; nextAt?: number | undefined } = { now: Date.now() },
   ): Promise<Outcome<ChainRecord>> {
     const sets = ['lastPage = :page', 'ended = :ended'];
     if (next) sets.push('#cursor = :cursor');
     if (page) sets.push('#open.#page = :record');
+    if (pageNumber === 0) sets.push('startedAt = :now');
+    if (timing.nextAt !== undefined) sets.push('nextAt = :nextAt');
     const written = await this.#table.update<ChainRecord>(this.#key(chain), {
       update: `SET ${sets.join(', ')}`,
       names: {
@@ -123,13 +128,55 @@ export class ChainStore {
         ':ended': next === undefined,
         ...(next ? { ':cursor': next } : {}),
         ...(page ? { ':record': page } : {}),
+        ...(timing.nextAt !== undefined ? { ':nextAt': Math.ceil(timing.nextAt) } : {}),
       },
       condition: {
-        expression: 'lastPage = :previous AND ended = :false',
-        values: { ':previous': pageNumber - 1, ':false': false },
+        // A paced chain lists no page before its slot (a refusal may have moved it meanwhile).
+        expression:
+          'lastPage = :previous AND ended = :false AND (attribute_not_exists(nextAt) OR nextAt <= :now)',
+        values: { ':previous': pageNumber - 1, ':false': false, ':now': timing.now },
       },
     });
     return written.ok ? ok(written.item) : duplicate(written.old);
+  }
+
+  /**
+   * S3 refused one of the chain's pages with SlowDown: the chain's pace from now on (see
+   * lib/pipeline/pace), unless another refusal cut it since `seenCutAt` (the chain's last cut
+   * when the page was let go). Then nothing changes and the chain as it is comes back.
+   */
+  async slowDown(
+    chain: ChainRecord,
+    pacing: { pace: number; ceiling?: number | undefined; nextAt: number; cutAt: number },
+    seenCutAt: number | undefined,
+  ): Promise<{ ok: true } | { ok: false; current: ChainRecord | undefined }> {
+    const ceiling = pacing.ceiling !== undefined;
+    const sets = ['pace = :pace', 'nextAt = :nextAt', 'cutAt = :cutAt'];
+    if (ceiling) sets.push('ceiling = :ceiling');
+    const written = await this.#table.update<ChainRecord>(this.#key(chain), {
+      update: `SET ${sets.join(', ')}`,
+      values: {
+        ':pace': pacing.pace,
+        ':nextAt': Math.ceil(pacing.nextAt),
+        ':cutAt': pacing.cutAt,
+        ...(ceiling ? { ':ceiling': pacing.ceiling } : {}),
+      },
+      condition:
+        seenCutAt === undefined
+          ? { expression: 'attribute_exists(pk) AND attribute_not_exists(cutAt)' }
+          : { expression: 'cutAt = :seen', values: { ':seen': seenCutAt } },
+    });
+    return written.ok ? { ok: true } : { ok: false, current: written.old };
+  }
+
+  /** Takes a paced chain's slot at `now` for a page, moving it to `next`; false if not due. */
+  async takeSlot(chain: ChainRecord, now: number, next: number): Promise<boolean> {
+    const written = await this.#table.update<ChainRecord>(this.#key(chain), {
+      update: 'SET nextAt = :next',
+      values: { ':next': Math.ceil(next) },
+      condition: { expression: 'nextAt <= :now', values: { ':now': now } },
+    });
+    return written.ok;
   }
 
   /**
@@ -140,18 +187,23 @@ export class ChainStore {
     chain: ChainRecord,
     page: PageRecord,
     counts: PageCounts,
+    paceRise = 0,
   ): Promise<Outcome<ChainRecord>> {
+    const rise = paceRise > 0 && chain.pace !== undefined;
     const written = await this.#table.update<ChainRecord>(this.#key(chain), {
       update: [
         'REMOVE #open.#page',
         'ADD objectsDeleted :objects, bytesDeleted :bytes, failedObjects :failed, pagesDone :one',
-      ].join(' '),
+      ]
+        .join(' ')
+        .concat(rise ? ', pace :rise' : ''),
       names: { '#open': 'open', '#page': String(page.page) },
       values: {
         ':objects': counts.objects,
         ':bytes': counts.bytes,
         ':failed': counts.failed,
         ':one': 1,
+        ...(rise ? { ':rise': paceRise } : {}),
       },
       condition: { expression: 'attribute_exists(#open.#page)' },
     });

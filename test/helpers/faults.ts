@@ -71,22 +71,24 @@ export function faultyClients(plan: FaultPlan, seed = 42) {
   const chance = (rate: number | undefined) => rate !== undefined && rate > 0 && random() < rate;
   const wrap = (clients: Clients): Clients => {
     const fresh = createClients({ forcePathStyle: true });
-    // Inside the retry loop ('deserialize' runs per attempt): the SDK's own retries answer these.
-    fresh.s3.middlewareStack.add(
-      (next) => async (args) => {
-        if (chance(plan.s3SlowDown)) {
-          counts.s3Errors++;
-          throw serviceError('SlowDown', 503);
-        }
-        if (chance(plan.s3InternalError)) {
-          counts.s3Errors++;
-          throw serviceError('InternalError', 500);
-        }
-        return next(args);
-      },
-      { step: 'deserialize', name: 'injectS3Errors' },
-    );
-    fresh.s3.middlewareStack.add(
+    // Inside the retry loop ('deserialize' runs per attempt): the SDK's own retries answer
+    // these, except on the delete client, where the page deleter and the chain's pace do.
+    for (const s3 of [fresh.s3, fresh.s3Deletes])
+      s3.middlewareStack.add(
+        (next) => async (args) => {
+          if (chance(plan.s3SlowDown)) {
+            counts.s3Errors++;
+            throw serviceError('SlowDown', 503);
+          }
+          if (chance(plan.s3InternalError)) {
+            counts.s3Errors++;
+            throw serviceError('InternalError', 500);
+          }
+          return next(args);
+        },
+        { step: 'deserialize', name: 'injectS3Errors' },
+      );
+    fresh.s3Deletes.middlewareStack.add(
       (next, context) => async (args) => {
         if (context.commandName !== 'DeleteObjectsCommand') return next(args);
         const input = args.input as DeleteObjectsCommandInput;

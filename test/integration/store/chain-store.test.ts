@@ -91,6 +91,105 @@ describe.skipIf(process.env.LETHE_TEST_API_URL)('ChainStore over DynamoDB', () =
     });
   });
 
+  it("stamps the chain's start on its first listing, and a paced chain's next slot", async () => {
+    const chain = await aChain();
+
+    const first = await stores.chains.recordListing(
+      chain,
+      0,
+      aPage(),
+      { key: 'k' },
+      {
+        now: 1_000,
+      },
+    );
+    if (first.status !== 'ok') throw new Error('not listed');
+    await stores.chains.recordListing(
+      first.item,
+      1,
+      aPage({ page: 1 }),
+      { key: 'l' },
+      {
+        now: 2_000,
+        nextAt: 2_500.2,
+      },
+    );
+
+    expect(await stores.chains.get(chain, chainId)).toMatchObject({
+      startedAt: 1_000,
+      nextAt: 2_501,
+    });
+  });
+
+  it('slows a chain down, and adds each rise to the pace it holds then', async () => {
+    const chain = await aChain();
+    const listed = await stores.chains.recordListing(chain, 0, aPage(), undefined, { now: 0 });
+    if (listed.status !== 'ok') throw new Error('not listed');
+
+    const cut = await stores.chains.slowDown(
+      chain,
+      { pace: 85, ceiling: 100, nextAt: 5_000, cutAt: 4_000 },
+      undefined,
+    );
+    // A second refusal of a page let go before that cut changes nothing.
+    const again = await stores.chains.slowDown(
+      chain,
+      { pace: 72, ceiling: 85, nextAt: 6_000, cutAt: 4_100 },
+      undefined,
+    );
+    // The page was read before the cut; its rise lands on the cut pace, not on the one it saw.
+    await stores.chains.completePage(
+      { ...listed.item, pace: 120 },
+      aPage(),
+      {
+        objects: 3,
+        bytes: 60,
+        failed: 0,
+      },
+      1.5,
+    );
+
+    expect(cut).toEqual({ ok: true });
+    expect(again).toMatchObject({ ok: false, current: { pace: 85, cutAt: 4_000 } });
+    expect(await stores.chains.get(chain, chainId)).toMatchObject({
+      pace: 86.5,
+      ceiling: 100,
+      nextAt: 5_000,
+      cutAt: 4_000,
+      objectsDeleted: 3,
+    });
+  });
+
+  it('lists no page of a paced chain before its slot, and lets one page take a slot', async () => {
+    const chain = await aChain();
+    await stores.chains.slowDown(chain, { pace: 10, nextAt: 5_000, cutAt: 4_000 }, undefined);
+
+    const early = await stores.chains.recordListing(
+      chain,
+      0,
+      aPage(),
+      { key: 'k' },
+      { now: 4_999 },
+    );
+    const takes = await Promise.all(
+      Array.from({ length: 3 }, () => stores.chains.takeSlot(chain, 5_000, 5_300)),
+    );
+
+    expect(early.status).toBe('duplicate');
+    expect(takes.filter(Boolean)).toHaveLength(1);
+    expect(await stores.chains.get(chain, chainId)).toMatchObject({ lastPage: -1, nextAt: 5_300 });
+  });
+
+  it('adds no pace to a chain that was never slowed down', async () => {
+    const chain = await aChain();
+    const listed = await stores.chains.recordListing(chain, 0, aPage(), undefined, { now: 0 });
+    if (listed.status !== 'ok') throw new Error('not listed');
+
+    await stores.chains.completePage(listed.item, aPage(), { objects: 3, bytes: 60, failed: 0 }, 5);
+
+    expect((await stores.chains.get(chain, chainId))?.pace).toBeUndefined();
+  });
+
   it('settles an ended chain once, counting it on its deletion', async () => {
     const chain = await aChain();
     const ended = await stores.chains.recordListing(chain, 0, undefined, undefined);

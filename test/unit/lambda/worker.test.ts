@@ -260,6 +260,8 @@ describe('workerHandler, log lines', () => {
         get: async () => aChain({ stream: 'clicks', generation: 3 }),
         recordListing: async (chain) => ok(chain),
         completePage: async (chain) => ok(chain),
+        slowDown: async () => ({ ok: true }),
+        takeSlot: async () => true,
       },
       deletions: { get: async () => undefined },
       failures: { record: async () => {} },

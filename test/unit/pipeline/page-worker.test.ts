@@ -3,6 +3,7 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import {
   type ChainRecord,
+  clockOf,
   type DeletionRecord,
   duplicate,
   type FinalizeMessage,
@@ -11,6 +12,7 @@ import {
   ok,
   type PageRecord,
   pageMessage,
+  SlowDownError,
 } from '../../../lib/core/index.ts';
 import type { DeletionFence, Finalizer } from '../../../lib/pipeline/index.ts';
 import { PageWorker, type PageWorkerOptions } from '../../../lib/pipeline/page-worker.ts';
@@ -30,6 +32,9 @@ const version = (listed: ListedObject, versionId: string): ListedObject => ({
   ...listed,
   versionId,
 });
+
+/** The timing an unpaced chain's listing records: its time, no next slot. */
+const unpaced = { now: expect.any(Number), nextAt: undefined };
 
 /** The message for page `page` of the test chain. */
 const page = (number: number) => pageMessage(aChain(), number);
@@ -80,7 +85,11 @@ function completed(chain: ChainRecord, record: PageRecord): ChainRecord {
 }
 
 /** A page worker over stores that accept every write, for a chain (by default, not started). */
-function worker(chain: ChainRecord = aChain(), budget?: PageWorkerOptions['budget']) {
+function worker(
+  chain: ChainRecord = aChain(),
+  budget?: PageWorkerOptions['budget'],
+  timing: Pick<PageWorkerOptions, 'clock' | 'sleep'> = {},
+) {
   const chains = {
     get: vi.fn<ChainStore['get']>(async () => chain),
     recordListing: vi.fn<ChainStore['recordListing']>(async (current, number, record, next) =>
@@ -89,6 +98,8 @@ function worker(chain: ChainRecord = aChain(), budget?: PageWorkerOptions['budge
     completePage: vi.fn<ChainStore['completePage']>(async (current, record) =>
       ok(completed(current, record)),
     ),
+    slowDown: vi.fn<ChainStore['slowDown']>(async () => ({ ok: true as const })),
+    takeSlot: vi.fn<ChainStore['takeSlot']>(async () => true),
   } satisfies PageWorkerOptions['chains'];
   const deletions = {
     get: vi.fn<DeletionStore['get']>(async () => aDeletion()),
@@ -129,6 +140,7 @@ function worker(chain: ChainRecord = aChain(), budget?: PageWorkerOptions['budge
     finalizer,
     pageSize: 3,
     ...(budget ? { budget } : {}),
+    ...timing,
   });
   return { pageWorker, chains, deletions, failures, fence, deleter, queue, finalizer };
 }
@@ -276,6 +288,7 @@ describe('PageWorker.handle, a page', () => {
       1,
       { page: 1, after: { key: a.key }, lastKey: d.key, count: 3, bytes: 90 },
       { key: d.key },
+      unpaced,
     );
   });
 
@@ -377,7 +390,7 @@ describe('PageWorker.handle, a page', () => {
     await pageWorker.handle(page(1));
 
     // Assess
-    expect(chains.recordListing.mock.calls[0]?.slice(1)).toEqual([1, undefined, { key: a.key }]);
+    expect(chains.recordListing.mock.calls[0]?.slice(1, 4)).toEqual([1, undefined, { key: a.key }]);
     expect(queue.send).toHaveBeenCalledExactlyOnceWith([page(2)]);
     expect(deleter.deletePage).not.toHaveBeenCalled();
   });
@@ -430,6 +443,7 @@ describe('PageWorker.handle, a page', () => {
       expect.objectContaining({ chainId: CHAIN_ID, lastPage: 0 }),
       expect.objectContaining({ page: 0, count: 3, bytes: 60 }),
       { objects: 2, bytes: 40, failed: 1 },
+      0,
     );
     expect(outcome).toEqual({
       outcome: 'deleted',
@@ -463,6 +477,7 @@ describe('PageWorker.handle, a page', () => {
       expect.objectContaining({ chainId: CHAIN_ID }),
       expect.objectContaining({ page: 0, count: 3, bytes: 60 }),
       { objects: 1, bytes: 20, failed: 0 },
+      0,
     );
     expect(outcome).toMatchObject({ outcome: 'deleted', objects: 1, bytes: 20 });
   });
@@ -625,6 +640,7 @@ describe('PageWorker.handle, a page of a versioned chain', () => {
       0,
       { page: 0, lastKey: b.key, lastKeyVersions: ['v3', 'v2'], count: 3, bytes: 50 },
       { key: b.key, versionId: 'v2' },
+      unpaced,
     );
   });
 
@@ -709,11 +725,12 @@ describe('PageWorker.handle, when another delivery already listed the page', () 
     const outcome = await pageWorker.handle(page(0));
 
     // Assess
-    expect(chains.completePage).toHaveBeenCalledExactlyOnceWith(listedAlready, recorded, {
-      objects: 3,
-      bytes: 60,
-      failed: 0,
-    });
+    expect(chains.completePage).toHaveBeenCalledExactlyOnceWith(
+      listedAlready,
+      recorded,
+      { objects: 3, bytes: 60, failed: 0 },
+      0,
+    );
     expect(outcome).toMatchObject({ outcome: 'deleted', objects: 3, bytes: 60 });
   });
 
@@ -909,7 +926,13 @@ describe('PageWorker.handle, at the end of a chain', () => {
 
     // Assess
     expect(outcome.outcome).toBe('chain-ended');
-    expect(chains.recordListing).toHaveBeenCalledExactlyOnceWith(aChain(), 0, undefined, undefined);
+    expect(chains.recordListing).toHaveBeenCalledExactlyOnceWith(
+      aChain(),
+      0,
+      undefined,
+      undefined,
+      unpaced,
+    );
     expect(finalizer.settle).toHaveBeenCalledExactlyOnceWith(
       expect.objectContaining({ lastPage: 0, ended: true }),
     );
@@ -967,5 +990,171 @@ describe('PageWorker.handle, a finalize message', () => {
     // Assess
     expect(finalizer.finalize).toHaveBeenCalledExactlyOnceWith(deletion);
     expect(outcome).toEqual({ outcome: 'finalize', result: 'next-round' });
+  });
+});
+
+describe('PageWorker.handle, a chain S3 slows down', () => {
+  const NOW = Date.parse('2026-12-02T00:00:00Z');
+  const paced = (overrides: Partial<ChainRecord> = {}) =>
+    worker(aChain({ pace: 3, ...overrides }), undefined, {
+      clock: clockOf(() => new Date(NOW)),
+      sleep: vi.fn(async () => {}),
+    });
+
+  it('slows the chain, and sends the open page back for its slot, when S3 answers SlowDown', async () => {
+    // Prepare: an unpaced chain (pageSize 3) whose first DeleteObjects is refused.
+    const { pageWorker, chains, deleter, queue } = worker(aChain(), undefined, {
+      clock: clockOf(() => new Date(NOW)),
+    });
+    listing([a, b, c], false);
+    deleter.deletePage.mockRejectedValueOnce(new SlowDownError('SlowDown'));
+
+    // Act
+    const result = await pageWorker.handle(page(0));
+
+    // Assess: a page a second (3 keys/s), the page again in one second, nothing counted.
+    expect(result).toEqual({ outcome: 'slowed', seconds: 1, pace: 3 });
+    expect(chains.slowDown).toHaveBeenCalledExactlyOnceWith(
+      expect.anything(),
+      { pace: 3, retrySeconds: 1, nextAt: NOW + 1000, cutAt: NOW },
+      undefined,
+    );
+    expect(queue.send).toHaveBeenCalledWith([{ ...page(0), handedOn: true }], 1);
+    expect(chains.completePage).not.toHaveBeenCalled();
+  });
+
+  it('hands on no second copy of the next page when a page sent back returns', async () => {
+    // Prepare: page 1 is open and the chain's last listed page; S3 refused it once.
+    const open = aPage({ page: 1, lastKey: c.key });
+    const { pageWorker, queue, deleter } = paced({ lastPage: 1, open: { '1': open } });
+    listing([a, b, c], true);
+
+    // Act
+    await pageWorker.handle({ ...page(1), handedOn: true });
+
+    // Assess: deleted, and nothing sent: page 2 was handed on before the refusal.
+    expect(deleter.deletePage).toHaveBeenCalledOnce();
+    expect(queue.send).not.toHaveBeenCalled();
+  });
+
+  it('cuts the pace of a paced chain, and remembers the pace S3 refused', async () => {
+    // Prepare
+    const { pageWorker, chains, deleter } = paced({ pace: 20 });
+    listing([a, b, c], true);
+    deleter.deletePage.mockRejectedValueOnce(new SlowDownError('SlowDown'));
+
+    // Act
+    await pageWorker.handle(page(0));
+
+    // Assess
+    expect(chains.slowDown.mock.calls[0]?.[1]).toMatchObject({ pace: 17, ceiling: 20 });
+  });
+
+  it('lets any other failure of the deleter through, so the message is redelivered', async () => {
+    // Prepare
+    const { pageWorker, chains, deleter } = paced();
+    listing([a], false);
+    deleter.deletePage.mockRejectedValueOnce(new Error('keys still failing'));
+
+    // Act, Assess
+    await expect(pageWorker.handle(page(0))).rejects.toThrow('keys still failing');
+    expect(chains.slowDown).not.toHaveBeenCalled();
+  });
+
+  it("defers the page's message, listing nothing, when the chain's slot is a second or more away", async () => {
+    // Prepare
+    const { pageWorker, queue, chains } = paced({ nextAt: NOW + 2500 });
+
+    // Act
+    const result = await pageWorker.handle(page(0));
+
+    // Assess: whole seconds by SQS, the rest slept when the message comes back.
+    expect(result).toEqual({ outcome: 'deferred', seconds: 2 });
+    expect(queue.send).toHaveBeenCalledExactlyOnceWith([page(0)], 2);
+    expect(chains.recordListing).not.toHaveBeenCalled();
+  });
+
+  it('sleeps out a slot less than a second away, then lists', async () => {
+    // Prepare
+    const sleep = vi.fn(async () => {});
+    const { pageWorker, chains } = worker(aChain({ pace: 3, nextAt: NOW + 400 }), undefined, {
+      clock: clockOf(() => new Date(NOW)),
+      sleep,
+    });
+    listing([a], false);
+
+    // Act
+    await pageWorker.handle(page(0));
+
+    // Assess: the chain is read again after the sleep (S3 may have slowed it meanwhile).
+    expect(sleep).toHaveBeenCalledExactlyOnceWith(400);
+    expect(chains.get).toHaveBeenCalledTimes(2);
+    expect(chains.recordListing).toHaveBeenCalledOnce();
+  });
+
+  it('defers the page after its sleep when S3 slowed the chain meanwhile', async () => {
+    // Prepare: the first read says 400 ms; by the second, a refusal moved the slot 3 s on.
+    let now = NOW;
+    const { pageWorker, chains, queue } = worker(
+      aChain({ pace: 3, nextAt: NOW + 400 }),
+      undefined,
+      {
+        clock: clockOf(() => new Date(now)),
+        sleep: async (ms) => {
+          now += ms;
+        },
+      },
+    );
+    chains.get.mockResolvedValueOnce(aChain({ pace: 3, nextAt: NOW + 400 }));
+    chains.get.mockResolvedValueOnce(aChain({ pace: 2, nextAt: NOW + 3400 }));
+
+    // Act
+    const result = await pageWorker.handle(page(0));
+
+    // Assess
+    expect(result).toEqual({ outcome: 'deferred', seconds: 3 });
+    expect(queue.send).toHaveBeenCalledExactlyOnceWith([page(0)], 3);
+    expect(chains.recordListing).not.toHaveBeenCalled();
+  });
+
+  it("records when the next page may follow, and delays the next page's message to it", async () => {
+    // Prepare: 3 keys a second, 3 keys listed: the next page a second later.
+    const { pageWorker, chains, queue } = paced({ pace: 1.5 });
+    listing([a, b, c], true);
+
+    // Act
+    await pageWorker.handle(page(0));
+
+    // Assess: 3 keys at 1.5 keys/s: the next page two seconds later.
+    expect(chains.recordListing.mock.calls[0]?.[4]).toEqual({ now: NOW, nextAt: NOW + 2000 });
+    expect(queue.send).toHaveBeenCalledWith([page(1)], 2);
+  });
+
+  it('raises the pace of a paced chain by each page S3 admits', async () => {
+    // Prepare
+    const { pageWorker, chains } = paced({ pace: 100 });
+    listing([a], false);
+
+    // Act
+    await pageWorker.handle(page(0));
+
+    // Assess: before any paced refusal the pace ramps up (5% a page).
+    expect(chains.completePage.mock.calls[0]?.[3]).toBeCloseTo(5);
+  });
+
+  it('records no pace and delays nothing for a chain S3 never slowed down', async () => {
+    // Prepare
+    const { pageWorker, chains, queue } = worker(aChain(), undefined, {
+      clock: clockOf(() => new Date(NOW)),
+    });
+    listing([a, b, c], true);
+
+    // Act
+    await pageWorker.handle(page(0));
+
+    // Assess
+    expect(chains.recordListing.mock.calls[0]?.[4]).toEqual({ now: NOW, nextAt: undefined });
+    expect(queue.send).toHaveBeenCalledExactlyOnceWith([page(1)]);
+    expect(chains.completePage.mock.calls[0]?.[3]).toBe(0);
   });
 });

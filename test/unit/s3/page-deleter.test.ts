@@ -6,7 +6,7 @@ import {
 } from '@aws-sdk/client-s3';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
-import { TransientPageError } from '../../../lib/core/index.ts';
+import { SlowDownError, TransientPageError } from '../../../lib/core/index.ts';
 import { PageDeleter } from '../../../lib/s3/index.ts';
 import { BUCKET } from '../../helpers/records.ts';
 
@@ -276,5 +276,65 @@ describe('PageDeleter.deletePage with keys an XML body cannot carry', () => {
       failedObjects: 1,
       failures: [{ key: unsafe.key, code: 'AccessDenied' }],
     });
+  });
+});
+
+describe('PageDeleter.deletePage when S3 refuses or fails the whole request', () => {
+  const failure = (name: string, status: number) =>
+    new S3ServiceException({
+      name,
+      $fault: status >= 500 ? 'server' : 'client',
+      $metadata: { httpStatusCode: status },
+      message: name,
+    });
+
+  it('throws SlowDownError on a 503 SlowDown, at once and without trying again', async () => {
+    s3.on(DeleteObjectsCommand).rejects(failure('SlowDown', 503));
+
+    await expect(deleter().deletePage(BUCKET, page)).rejects.toBeInstanceOf(SlowDownError);
+    expect(s3.commandCalls(DeleteObjectsCommand)).toHaveLength(1);
+    expect(sleep).not.toHaveBeenCalled();
+  });
+
+  it('tries the page again after a 500, with backoff, and counts its keys as retried', async () => {
+    s3.on(DeleteObjectsCommand).rejectsOnce(failure('InternalError', 500)).resolves({});
+
+    const result = await deleter().deletePage(BUCKET, page);
+
+    expect(s3.commandCalls(DeleteObjectsCommand)).toHaveLength(2);
+    expect(sleep).toHaveBeenCalledOnce();
+    expect(result).toMatchObject({ objects: 3, retriedKeys: 3 });
+  });
+
+  it('gives up with TransientPageError when the 5xx outlasts maxAttempts', async () => {
+    s3.on(DeleteObjectsCommand).rejects(failure('ServiceUnavailable', 503));
+
+    await expect(deleter(3).deletePage(BUCKET, page)).rejects.toBeInstanceOf(TransientPageError);
+    expect(s3.commandCalls(DeleteObjectsCommand)).toHaveLength(3);
+  });
+
+  it('lets an error that will not pass (403) through at once', async () => {
+    s3.on(DeleteObjectsCommand).rejects(failure('AccessDenied', 403));
+
+    await expect(deleter().deletePage(BUCKET, page)).rejects.toThrow('AccessDenied');
+    expect(s3.commandCalls(DeleteObjectsCommand)).toHaveLength(1);
+  });
+
+  it('throws SlowDownError when a key deleted alone is refused with SlowDown', async () => {
+    s3.on(DeleteObjectCommand).rejects(failure('SlowDown', 503));
+
+    await expect(
+      deleter().deletePage(BUCKET, [{ key: `${prefix}line\u0001end`, size: 1 }]),
+    ).rejects.toBeInstanceOf(SlowDownError);
+    expect(s3.commandCalls(DeleteObjectCommand)).toHaveLength(1);
+  });
+
+  it('tries a key deleted alone again after a 500', async () => {
+    s3.on(DeleteObjectCommand).rejectsOnce(failure('InternalError', 500)).resolves({});
+
+    const result = await deleter().deletePage(BUCKET, [{ key: `${prefix}line\u0001end`, size: 1 }]);
+
+    expect(s3.commandCalls(DeleteObjectCommand)).toHaveLength(2);
+    expect(result).toMatchObject({ objects: 1, failures: [] });
   });
 });

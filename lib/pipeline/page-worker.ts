@@ -15,7 +15,7 @@ import { failpoint } from '../support/index.ts';
 import type { KeyBudget } from './budget.ts';
 import type { DeletionFence } from './fence.ts';
 import type { Finalizer } from './finalizer.ts';
-import { ChainPacer, nextSlot, paceRise } from './pace.ts';
+import { ChainPacer, nextSlot, paceRise, paceWait } from './pace.ts';
 import type { Chains, Deleter, Deletions, Failures, ObjectStore, WorkSender } from './ports.ts';
 
 export interface PageWorkerOptions {
@@ -128,7 +128,8 @@ export class PageWorker {
       const current = listed.current ?? (await this.#chains.get(message, message.chainId));
       if (!current) return { outcome: 'stale' };
       // Not listed by anyone: S3 slowed the chain while this page was listing.
-      if (current.lastPage === message.page - 1 && !current.ended) return this.#page(message);
+      const slowed = current.lastPage === message.page - 1 && !current.ended;
+      if (slowed && paceWait(current, now) > 0) return this.#page(message);
       return this.#resume(current, message);
     }
     failpoint('worker.before-next-page');

@@ -995,10 +995,13 @@ describe('PageWorker.handle, a finalize message', () => {
 
 describe('PageWorker.handle, a chain S3 slows down', () => {
   const NOW = Date.parse('2026-12-02T00:00:00Z');
+  // A chain with a pace, its slot (if any) in the future: a sleep would never end it.
   const paced = (overrides: Partial<ChainRecord> = {}) =>
     worker(aChain({ pace: 3, ...overrides }), undefined, {
       clock: clockOf(() => new Date(NOW)),
-      sleep: vi.fn(async () => {}),
+      sleep: async () => {
+        throw new Error('slept with a clock that stands still');
+      },
     });
 
   it('slows the chain, and sends the open page back for its slot, when S3 answers SlowDown', async () => {
@@ -1075,10 +1078,13 @@ describe('PageWorker.handle, a chain S3 slows down', () => {
   });
 
   it('sleeps out a slot less than a second away, then lists', async () => {
-    // Prepare
-    const sleep = vi.fn(async () => {});
+    // Prepare: a clock that the sleep moves on.
+    let now = NOW;
+    const sleep = vi.fn(async (ms: number) => {
+      now += ms;
+    });
     const { pageWorker, chains } = worker(aChain({ pace: 3, nextAt: NOW + 400 }), undefined, {
-      clock: clockOf(() => new Date(NOW)),
+      clock: clockOf(() => new Date(now)),
       sleep,
     });
     listing([a], false);

@@ -25,6 +25,7 @@ import { renderReport } from './report.ts';
 import { assemble, type Environment, type Results, type StackSettings } from './results.ts';
 import { createBucket, createSeeder, measureSeedRates } from './seeding.ts';
 import { measureShapes } from './shapes.ts';
+import { measureThrottling } from './throttling.ts';
 import {
   cliRun,
   floorBesideIdleStack,
@@ -206,6 +207,15 @@ try {
     { counter, timeline, settings },
     Math.max(100, Math.round(medianRate / 2 / 100) * 100),
   );
+  // S3's SlowDown in simulation: R = 70 keys a second per partition over 10 partitions, pages
+  // of 100 keys (0.7 pages a second a partition), 60 pages a partition.
+  const throttling = options.quick
+    ? undefined
+    : await measureThrottling(
+        bench,
+        { counter, timeline, settings },
+        { keysPerSecond: 70, pageSize: 100, objects: 60_000, partitions: 10 },
+      );
 
   // The CLI runs for minutes, long enough for the shared machine's speed to drift: a floor run
   // just before it and one just after pair it with the floor, as each Lethe run is paired.
@@ -247,6 +257,7 @@ try {
     acknowledgement,
     shapes,
     budget,
+    ...(throttling ? { throttling } : {}),
     heap,
     transactions,
     tableHistory: history,

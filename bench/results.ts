@@ -16,6 +16,7 @@ import type { BenchOptions } from './options.ts';
 import type { SeedRates } from './seeding.ts';
 import type { Shapes } from './shapes.ts';
 import { percentile } from './stats.ts';
+import type { ThrottleRun } from './throttling.ts';
 import type { IdleLoad, LetheRun } from './throughput.ts';
 
 export interface StackSettings {
@@ -60,6 +61,8 @@ export interface Measurements {
   shapes?: Shapes;
   /** The pipeline held to LETHE_MAX_KEYS_PER_SECOND (absent in older results). */
   budget?: BudgetRun;
+  /** Lethe against S3's request limit in simulation (absent in older and quick results). */
+  throttling?: ThrottleRun;
   heap: HeapProbe;
   /** moto's TransactWriteItems latency by table size, and the stack's table after the run. */
   transactions: TransactionCost[];
@@ -236,6 +239,22 @@ export function assemble(measured: Measurements): Results {
             target: 'within 10%',
             value: `${fmt(100 * measured.budget.ratio, 0)}% (${fmt(measured.budget.sustainedKeysPerSecond, 0)} keys/s sustained over ${measured.budget.deleteRequests} DeleteObjects)`,
             met: options.quick ? undefined : Math.abs(measured.budget.ratio - 1) <= 0.1,
+          },
+        ]
+      : []),
+    ...(measured.throttling
+      ? [
+          {
+            name: `Throttled: S3 admitting ${measured.throttling.keysPerSecond} keys/s per partition, ${measured.throttling.partitions} partitions, pages of ${measured.throttling.pageSize}`,
+            target: '≥ 90% of R x partitions',
+            value: `${fmt(100 * measured.throttling.ofLimit, 0)}% (${fmt(measured.throttling.sustainedKeysPerSecond, 0)} keys/s sustained of ${measured.throttling.keysPerSecond * measured.throttling.partitions})`,
+            met: measured.throttling.ofLimit >= 0.9,
+          },
+          {
+            name: 'Throttled: DeleteObjects refused with SlowDown',
+            target: '≤ 5%',
+            value: `${fmt(100 * measured.throttling.slowDownShare, 1)}% (${measured.throttling.refused} of ${measured.throttling.deleteRequests})`,
+            met: measured.throttling.slowDownShare <= 0.05,
           },
         ]
       : []),

@@ -228,7 +228,8 @@ export class LetheMonitoring extends Construct {
           graph('Throttling retried', [
             letheMetric('keysRetried', 'Sum', MINUTE, 'keys retried (SlowDown)'),
             letheMetric('requestsRetried', 'Sum', MINUTE, 'SDK requests retried'),
-            letheMetric('pagesDeferred', 'Sum', MINUTE, 'pages deferred (key budget)'),
+            letheMetric('pagesDeferred', 'Sum', MINUTE, 'pages deferred (budget, pace)'),
+            letheMetric('pagesSlowedDown', 'Sum', MINUTE, 'pages refused (SlowDown)'),
           ]),
           graph(
             'API',

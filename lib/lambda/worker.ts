@@ -9,6 +9,7 @@ import { boot, type Env, errorText } from './boot.ts';
 /** Counts a page's outcome into the invocation's metrics. */
 function countWork(result: WorkOutcome) {
   if (result.outcome === 'deferred') count('pagesDeferred', 1);
+  if (result.outcome === 'slowed') count('pagesSlowedDown', 1);
   if (result.outcome !== 'deleted') return;
   count('pagesDeleted', 1);
   count('objectsDeleted', result.objects);

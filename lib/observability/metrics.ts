@@ -17,8 +17,10 @@ export const METRICS = {
   keysFailed: { name: 'KeysFailed', unit: 'Count' },
   /** Keys DeleteObjects was asked again after a per-key SlowDown or other transient error. */
   keysRetried: { name: 'KeysRetried', unit: 'Count' },
-  /** Pages sent back to the queue to wait for room in the bucket's key budget. */
+  /** Pages sent back to the queue to wait for room in the key budget or their chain's pace. */
   pagesDeferred: { name: 'PagesDeferred', unit: 'Count' },
+  /** Pages S3 refused whole with 503 SlowDown: each slowed its chain down (lib/pipeline/pace). */
+  pagesSlowedDown: { name: 'PagesSlowedDown', unit: 'Count' },
   /** AWS SDK requests retried after throttling or a 5xx (`$metadata.attempts - 1`). */
   requestsRetried: { name: 'RequestsRetried', unit: 'Count' },
   deletionsCompleted: { name: 'DeletionsCompleted', unit: 'Count' },

@@ -121,6 +121,10 @@ describe('dashboard', () => {
       row: ['Lethe', 'PagesDeferred', 'service', 'lethe', 'Sum', 60],
     },
     {
+      widget: 'Throttling retried',
+      row: ['Lethe', 'PagesSlowedDown', 'service', 'lethe', 'Sum', 60],
+    },
+    {
       widget: 'Tenant offboardings',
       row: ['Lethe', 'OpenOffboardings', 'service', 'lethe', 'Maximum', 300],
     },

@@ -156,6 +156,23 @@ describe('workerHandler, metrics (EMF)', () => {
     expect(captured.metrics()).toEqual([{ PagesDeferred: 2 }]);
   });
 
+  it('counts the pages S3 refused with SlowDown, apart from those deferred', async () => {
+    // Prepare
+    const handler = workerHandler(
+      workerWith({
+        1: { outcome: 'slowed', seconds: 1, pace: 850 },
+        2: { outcome: 'deferred', seconds: 1 },
+      }),
+      captured.telemetry,
+    );
+
+    // Act
+    await handler(sqsEvent(page(1), page(2)));
+
+    // Assess
+    expect(captured.metrics()).toEqual([{ PagesSlowedDown: 1, PagesDeferred: 1 }]);
+  });
+
   it('publishes nothing for a batch that deleted nothing', async () => {
     // Prepare
     const handler = workerHandler(workerWith({ 1: { outcome: 'stale' } }), captured.telemetry);

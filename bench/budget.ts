@@ -31,9 +31,9 @@ interface Delete {
   keys: number;
 }
 
-/** Records when each DeleteObjects answered and how many keys it carried. */
+/** Records when each DeleteObjects answered and how many keys it carried (the delete client). */
 function watchDeletes(clients: Clients, deletes: Delete[]): Clients {
-  const stack = clients.s3.middlewareStack as unknown as {
+  const stack = clients.s3Deletes.middlewareStack as unknown as {
     add(
       middleware: (
         next: (args: { input: Record<string, unknown> }) => Promise<unknown>,

@@ -38,6 +38,7 @@ const attach = (counter: RequestCounter, sqs: SQSClient) =>
   counter.attach({
     sqs,
     s3: { middlewareStack: { add() {} } },
+    s3Deletes: { middlewareStack: { add() {} } },
     dynamodb: { middlewareStack: { add() {} } },
   } as unknown as Clients);
 

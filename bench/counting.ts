@@ -85,6 +85,7 @@ export class RequestCounter {
   /** Adds the counting middleware to each client (the same instances, so every user counts). */
   attach(clients: Clients): Clients {
     this.#attach(clients.s3, 's3');
+    this.#attach(clients.s3Deletes, 's3');
     this.#attach(clients.sqs, 'sqs');
     this.#attach(clients.dynamodb, 'dynamodb');
     return clients;

@@ -39,7 +39,7 @@ const sample = () => {
   peakRss = Math.max(peakRss, usage.rss);
 };
 // Around every request: the heap peaks as a 1,000-key response is parsed or a request built.
-for (const client of [clients.s3, clients.dynamodb, clients.sqs]) {
+for (const client of [clients.s3, clients.s3Deletes, clients.dynamodb, clients.sqs]) {
   (client.middlewareStack as unknown as { add: (...args: unknown[]) => void }).add(
     (next: (args: unknown) => Promise<unknown>) => async (args: unknown) => {
       sample();
@@ -53,7 +53,7 @@ for (const client of [clients.s3, clients.dynamodb, clients.sqs]) {
 
 /** CPU spent inside each kind of SDK call (serialising, signing, parsing), while measuring. */
 let cpuByCommand: Record<string, { calls: number; cpuMs: number }> | undefined;
-for (const client of [clients.s3, clients.dynamodb, clients.sqs]) {
+for (const client of [clients.s3, clients.s3Deletes, clients.dynamodb, clients.sqs]) {
   (client.middlewareStack as unknown as { add: (...args: unknown[]) => void }).add(
     (next: (args: unknown) => Promise<unknown>, context: { commandName?: string }) =>
       async (args: unknown) => {

@@ -85,7 +85,7 @@ describe('the lethe CLI against a local stack', () => {
     target = await startTarget({
       settings: { LETHE_PAGE_SIZE: '50' },
       wrapClients: (clients) => {
-        clients.s3.middlewareStack.add(
+        clients.s3Deletes.middlewareStack.add(
           (next, context) => async (args) => {
             if (context.commandName === 'DeleteObjectsCommand') await gate;
             return next(args);

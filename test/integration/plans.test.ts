@@ -25,18 +25,19 @@ function mutationGuard() {
   const refused: string[] = [];
   const guard = { armed: false, refused, seen: 0, failedSends: 0 };
   const wrap = (clients: Clients): Clients => {
-    clients.s3.middlewareStack.add(
-      (next, context) => async (args) => {
-        const command = context.commandName?.replace(/Command$/, '') ?? '';
-        if (guard.armed) guard.seen++;
-        if (guard.armed && MUTATING.test(command)) {
-          refused.push(command);
-          throw new Error(`refused ${command}: nothing may change during a plan`);
-        }
-        return next(args);
-      },
-      { step: 'initialize', name: 'refuseMutations' },
-    );
+    for (const s3 of [clients.s3, clients.s3Deletes])
+      s3.middlewareStack.add(
+        (next, context) => async (args) => {
+          const command = context.commandName?.replace(/Command$/, '') ?? '';
+          if (guard.armed) guard.seen++;
+          if (guard.armed && MUTATING.test(command)) {
+            refused.push(command);
+            throw new Error(`refused ${command}: nothing may change during a plan`);
+          }
+          return next(args);
+        },
+        { step: 'initialize', name: 'refuseMutations' },
+      );
     // Every other plan page message fails to send once: the page is counted, the worker
     // fails, and the redelivered message must hand the next page on without counting again.
     let sends = 0;

@@ -155,18 +155,20 @@ export class PageWorker {
     if (chain.lastPage === pageNumber && !chain.ended && !message.handedOn) {
       await this.#sendPage(chain, pageNumber + 1, chain.nextAt);
     }
-    // A page S3 sent back takes its chain's slot first, like a page listed anew.
+    // A page S3 sent back waits for its chain's slot, like a page listed anew.
     if (message.handedOn) {
       const gate = await this.#pacer.gate(chain, message);
       if (gate.go === 'later') return { outcome: 'deferred', seconds: gate.seconds };
-      if (gate.go === 'again' || !(await this.#pacer.takeSlot(chain, page))) {
-        return this.#page(message);
-      }
+      if (gate.go === 'again') return this.#page(message);
     }
     const listing = await this.#list(chain, page.after);
     // Only what is left of this page's own range: entries deleted before the crash are gone.
     const remaining = listing.objects.filter((object) => isInPage(object, page));
     for (const object of remaining) assertInside(object.key, chain);
+    // Its slot is taken just before it deletes, as a new page's listing takes it.
+    if (message.handedOn && !(await this.#pacer.takeSlot(chain, page))) {
+      return this.#page(message);
+    }
     return this.#deleteAndCount(chain, page, remaining, chain.cutAt);
   }
 

@@ -18,7 +18,12 @@ import type { Chains, WorkSender } from './ports.ts';
  * chain spends most of its time just under the limit and meets it again only rarely.
  */
 export const PACE = {
-  /** The pace after a refusal is this share of the pace refused. */
+  /**
+   * The pace after the first refusal of a paced chain: its first guess overshot, by how much
+   * is unknown, so the cut is deep.
+   */
+  firstCut: 0.7,
+  /** The pace after a later refusal is this share of the pace refused. */
   cut: 0.85,
   /** Rise per admitted page, as a share of the pace, before any paced refusal. */
   rampUp: 0.05,
@@ -77,8 +82,9 @@ export function afterRefusal(
 ): Refusal {
   const paced = chain.pace !== undefined;
   let pace: number;
-  if (chain.pace !== undefined) pace = chain.pace * PACE.cut;
-  else {
+  if (chain.pace !== undefined) {
+    pace = chain.pace * (chain.ceiling === undefined ? PACE.firstCut : PACE.cut);
+  } else {
     const ran = chain.startedAt === undefined ? 0 : now - chain.startedAt;
     const kept = ran >= PACE.measureAfterMs ? (chain.objectsDeleted * 1000) / ran : 0;
     pace = Math.max(pageSize, kept);

@@ -33,8 +33,11 @@ describe('pace', () => {
   });
 
   it('cuts a paced chain, remembers the pace refused, and then rises slowly', () => {
-    const refusal = afterRefusal({ pace: 2000, objectsDeleted: 0 }, PAGE, 0);
+    const first = afterRefusal({ pace: 2000, objectsDeleted: 0 }, PAGE, 0);
+    const refusal = afterRefusal({ pace: 2000, ceiling: 2500, objectsDeleted: 0 }, PAGE, 0);
 
+    // The first paced refusal cuts deep (the first guess overshot); later ones cut less.
+    expect(first).toMatchObject({ pace: 2000 * PACE.firstCut, ceiling: 2000 });
     // A page at 1,700 keys a second is 0.59 s: sent back at once, the rest slept out.
     expect(refusal).toMatchObject({ pace: 2000 * PACE.cut, ceiling: 2000, retrySeconds: 0 });
     expect(refusal.nextAt).toBeCloseTo(1000 / 1.7);

@@ -1042,7 +1042,7 @@ describe('PageWorker.handle, a chain S3 slows down', () => {
 
   it('cuts the pace of a paced chain, and remembers the pace S3 refused', async () => {
     // Prepare
-    const { pageWorker, chains, deleter } = paced({ pace: 20 });
+    const { pageWorker, chains, deleter } = paced({ pace: 20, ceiling: 25 });
     listing([a, b, c], true);
     deleter.deletePage.mockRejectedValueOnce(new SlowDownError('SlowDown'));
 

@@ -1,4 +1,5 @@
 import type { Clock } from '../core/index.ts';
+import { MAX_DELAY_SECONDS } from '../queue/index.ts';
 import type { BudgetStore } from '../store/index.ts';
 import { sleep as realSleep } from '../support/index.ts';
 
@@ -14,8 +15,6 @@ export interface KeyBudgetOptions {
 
 /** Waits shorter than this are slept in the invocation; longer ones go back to the queue. */
 const SLEEP_BELOW_MS = 1000;
-/** SQS's longest message delay. */
-const MAX_DELAY_SECONDS = 900;
 
 /**
  * The bucket's key budget as a worker takes from it before listing a page: room for a whole

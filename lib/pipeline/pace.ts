@@ -6,6 +6,7 @@ import {
   pageMessage,
   systemClock,
 } from '../core/index.ts';
+import { MAX_DELAY_SECONDS } from '../queue/index.ts';
 import { sleep as realSleep } from '../support/index.ts';
 import type { Chains, WorkSender } from './ports.ts';
 
@@ -37,9 +38,6 @@ export const PACE = {
 } as const;
 
 export type Paced = Pick<ChainRecord, 'pace' | 'ceiling' | 'nextAt'>;
-
-/** SQS's longest message delay, in seconds. */
-export const MAX_DELAY_SECONDS = 900;
 
 /** Milliseconds the chain must wait before listing its next page: 0 when it may go now. */
 export function paceWait(chain: Paced, now: number): number {
@@ -145,7 +143,7 @@ export class ChainPacer {
     const wait = paceWait(chain, this.now());
     if (wait === 0) return { go: 'now' };
     if (wait >= 1000) {
-      const seconds = Math.min(MAX_DELAY_SECONDS, Math.floor(wait / 1000));
+      const seconds = this.delayTo(chain.nextAt);
       await this.#queue.send([message], seconds);
       return { go: 'later', seconds };
     }

@@ -1,2 +1,2 @@
 // lib/queue: the SQS adapter. The work queue: batches of ten, partial failures sent again.
-export { WorkQueue, type WorkQueueOptions } from './work-queue.ts';
+export { MAX_DELAY_SECONDS, WorkQueue, type WorkQueueOptions } from './work-queue.ts';

@@ -2,6 +2,9 @@ import { SendMessageBatchCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { WorkMessage } from '../core/index.ts';
 import { RETRY, retry } from '../support/index.ts';
 
+/** SQS's longest message delay, in seconds. */
+export const MAX_DELAY_SECONDS = 900;
+
 export interface WorkQueueOptions {
   readonly client: SQSClient;
   readonly queueUrl: string;
@@ -25,7 +28,9 @@ export class WorkQueue<M extends object = WorkMessage> {
       let entries = messages.slice(start, start + 10).map((message, index) => ({
         Id: String(index),
         MessageBody: JSON.stringify(message),
-        ...(delaySeconds > 0 ? { DelaySeconds: Math.min(900, Math.ceil(delaySeconds)) } : {}),
+        ...(delaySeconds > 0
+          ? { DelaySeconds: Math.min(MAX_DELAY_SECONDS, Math.ceil(delaySeconds)) }
+          : {}),
       }));
       await retry(RETRY.throttling, async () => {
         const { Failed = [] } = await this.#client.send(

@@ -1,8 +1,8 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { S3Client } from '@aws-sdk/client-s3';
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import type { LocalStack } from '#lib/local/local-stack.ts';
-import { documentClient, keys } from '#lib/store/index.ts';
+import { documentClient, keys, LIST_INDEX } from '#lib/store/index.ts';
 import { type ApiClient, apiClient, parseLocation } from '../test/helpers/http.ts';
 import { listAll } from '../test/helpers/s3.ts';
 import type { RequestCounter } from './counting.ts';
@@ -78,6 +78,12 @@ export interface StackContext extends BenchContext {
   readonly counter: RequestCounter;
   readonly timeline: QueueTimeline;
   readDeletion(tenant: string, deletionId: string): Promise<DeletionView | undefined>;
+  /**
+   * Waits until every one of a tenant's `deletionIds` is COMPLETED and returns their records.
+   * One query of the tenant's list index a poll, however many deletions are watched: a reader
+   * per deletion would load the emulator in proportion to their number and slow what it times.
+   */
+  watchDeletions(tenant: string, deletionIds: string[]): Promise<DeletionView[]>;
 }
 
 export const TENANT = 'bench';
@@ -106,8 +112,43 @@ export function stackContext(
       );
       return Item as DeletionView | undefined;
     },
+    async watchDeletions(tenant, deletionIds) {
+      const waiting = new Set(deletionIds);
+      const started = performance.now();
+      while (waiting.size > 0) {
+        await new Promise((resolve) => setTimeout(resolve, WATCH_POLL_MS));
+        let start: Record<string, unknown> | undefined;
+        do {
+          const page = await table.send(
+            new QueryCommand({
+              TableName: stack.resources.tableName,
+              IndexName: LIST_INDEX,
+              KeyConditionExpression: 'listPk = :tenant',
+              ExpressionAttributeValues: { ':tenant': `TENANT#${tenant}` },
+              ExclusiveStartKey: start,
+            }),
+          );
+          for (const item of page.Items ?? []) {
+            if (!waiting.has(item.deletionId)) continue;
+            if (item.state === 'FAILED') throw new Error(`deletion ${item.deletionId} FAILED`);
+            if (item.state === 'COMPLETED') waiting.delete(item.deletionId);
+          }
+          start = page.LastEvaluatedKey;
+        } while (start);
+        if (performance.now() - started > WATCH_TIMEOUT_MS) {
+          throw new Error(`${waiting.size} deletions not COMPLETED after ${WATCH_TIMEOUT_MS} ms`);
+        }
+      }
+      const records = await Promise.all(
+        deletionIds.map((deletionId) => this.readDeletion(tenant, deletionId)),
+      );
+      return records.filter((record): record is DeletionView => record?.state === 'COMPLETED');
+    },
   };
 }
+
+const WATCH_POLL_MS = 100;
+const WATCH_TIMEOUT_MS = 600_000;
 
 /**
  * Creates a stream through the API and seeds its location with `objects` over `partitions`

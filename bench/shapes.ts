@@ -9,7 +9,7 @@ export interface ShapeRun {
   streams: number;
   objectsPerStream: number;
   partitions: number;
-  /** First DELETE sent to the last deletion COMPLETED, as the client saw it. */
+  /** First DELETE sent to the last deletion's `completedAt` (the stack's clock, this machine). */
   seconds: number;
   objectsPerSecond: number;
 }
@@ -45,6 +45,9 @@ export const SHAPES = {
   manyPartitions: 3,
 };
 
+/** The shapes' streams have a tenant of their own, so watching them reads only theirs. */
+const SHAPES_TENANT = 'shapes';
+
 const day = (index: number) =>
   new Date(Date.UTC(2025, 0, 1) + index * 86_400_000).toISOString().slice(0, 10);
 
@@ -55,8 +58,14 @@ const spread = (prefix: string, count: number, partitions: number): SeedObject[]
     body: JSON.stringify({ n: index }),
   }));
 
-async function seeded(context: StackContext, stream: string, count: number, partitions: number) {
-  const created = await context.api.create(TENANT, stream);
+async function seeded(
+  context: StackContext,
+  stream: string,
+  count: number,
+  partitions: number,
+  tenant = TENANT,
+) {
+  const created = await context.api.create(tenant, stream);
   if (created.status !== 201) throw new Error(`PUT ${stream}: ${created.status}`);
   const { bucket, prefix } = parseLocation(String(created.body.location));
   await context.seeder.seed(bucket, spread(prefix, count, partitions));
@@ -71,13 +80,21 @@ async function shape(
   partitions: number,
 ): Promise<ShapeRun> {
   const names = Array.from({ length: streams }, (_, index) => `shape-${name}-${index}`);
-  for (const stream of names) await seeded(context, stream, objects / streams, partitions);
-  const started = performance.now();
-  const results = await Promise.all(
-    names.map((stream) => letheDelete(context.api, TENANT, stream, context.readDeletion)),
+  for (const stream of names) {
+    await seeded(context, stream, objects / streams, partitions, SHAPES_TENANT);
+  }
+  const started = Date.now();
+  const replies = await Promise.all(
+    names.map((stream) => context.api.delete(SHAPES_TENANT, stream)),
   );
-  const seconds = (performance.now() - started) / 1000;
-  const deleted = results.reduce((sum, result) => sum + result.objects, 0);
+  const ids = replies.map((reply, index) => {
+    if (reply.status !== 202) throw new Error(`DELETE ${names[index]}: ${reply.status}`);
+    return String(reply.body.deletionId);
+  });
+  const records = await context.watchDeletions(SHAPES_TENANT, ids);
+  const last = Math.max(...records.map((record) => Date.parse(String(record.completedAt))));
+  const seconds = (last - started) / 1000;
+  const deleted = records.reduce((sum, record) => sum + record.objectsDeleted, 0);
   if (deleted !== objects) throw new Error(`${name}: deleted ${deleted} of ${objects} objects`);
   context.log(`shape ${name}: ${objects} objects, ${streams} streams: ${seconds.toFixed(1)} s`);
   return {

@@ -74,6 +74,13 @@ export interface LetheStackProps extends StackProps {
 }
 
 const WORKER_TIMEOUT = Duration.seconds(60);
+/**
+ * Stream records per dispatcher invocation. A tenant's deletions share one partition key, so
+ * Lambda hands them to the dispatcher in order, one batch at a time (a parallelization factor
+ * would not spread them); the records of one batch dispatch side by side. 40 deletions asked
+ * at once were four batches of 10 one after another.
+ */
+export const DISPATCH_BATCH_SIZE = 100;
 
 /** Lethe: the API, the tombstone table, the work queue and the four functions. */
 export class LetheStack extends Stack {
@@ -315,7 +322,7 @@ export class LetheStack extends Stack {
     dispatcher.function.addEventSource(
       new DynamoEventSource(this.table, {
         startingPosition: StartingPosition.TRIM_HORIZON,
-        batchSize: 10,
+        batchSize: DISPATCH_BATCH_SIZE,
         bisectBatchOnError: true,
         retryAttempts: 5,
         reportBatchItemFailures: true,

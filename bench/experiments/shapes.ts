@@ -2,13 +2,16 @@
  * Where does a deletion's time go when the shape, not the size, is large? Starts moto (with the
  * benchmark's bulk seeding), a local stack, and times: one stream of OBJECTS objects in WIDE
  * partitions, MANY streams of EACH objects deleted at once, and a plan beside a deletion.
- * `npx tsx bench/experiments/shapes.ts [wide|many|plan|tenant] ...` prints a line per
+ * `npx tsx bench/experiments/shapes.ts [narrow|wide|many|plan|tenant] ...` prints a line per
  * measurement and the requests each service answered.
  */
 import { resolve } from 'node:path';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
+import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { startEmulators, startMoto } from '#lib/local/emulator.ts';
 import { LocalStack } from '#lib/local/local-stack.ts';
+import { documentClient, LIST_INDEX } from '#lib/store/index.ts';
 import { apiClient, parseLocation } from '../../test/helpers/http.ts';
 import { emulatorProfiler } from '../context.ts';
 import { RequestCounter } from '../counting.ts';
@@ -19,7 +22,9 @@ process.env.AWS_SECRET_ACCESS_KEY ??= 'test';
 process.env.AWS_REGION ??= 'us-east-1';
 process.env.POWERTOOLS_LOG_LEVEL ??= 'WARN';
 
-const which = new Set(process.argv.slice(2).length ? process.argv.slice(2) : ['wide', 'many']);
+const which = new Set(
+  process.argv.slice(2).length ? process.argv.slice(2) : ['narrow', 'wide', 'many'],
+);
 const n = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
 
 const day = (index: number) =>
@@ -83,23 +88,76 @@ async function stream(tenant: string, name: string, count: number, partitions: n
   if (count > 0) await seeder.seed(bucket, objectsIn(prefix, count, partitions));
 }
 
+// Watching is the experiment's own business: one query of a tenant's list index a poll (a
+// reader per deletion would load the emulator with as many reads as there are deletions).
+const table = documentClient(new DynamoDBClient({ endpoint: emulators.main.endpoint }));
 async function completed(tenant: string, ids: string[], what = 'deletions') {
   const left = new Set(ids);
+  const begun = performance.now();
+  // When the watcher first saw each deletion in each state: where a shape's time goes.
+  const seen = new Map<string, number[]>();
+  const report = () => {
+    if (ids.length < 2) return;
+    const line = [...seen]
+      .map(([state, times]) => {
+        const sorted = times.sort((x, y) => x - y);
+        const at = (q: number) => (sorted[Math.floor(q * (sorted.length - 1))] ?? 0) / 1000;
+        return `${state} ${sorted.length}: first ${at(0).toFixed(1)} s, median ${at(0.5).toFixed(1)} s, last ${at(1).toFixed(1)} s`;
+      })
+      .join('; ');
+    console.log(`  seen: ${line}`);
+  };
+  const states = new Map<string, string>();
   while (left.size > 0) {
-    for (const id of left) {
-      const path =
-        what === 'plans'
-          ? `/v1/tenants/${tenant}/plans/${id}`
-          : `/v1/tenants/${tenant}/deletions/${id}`;
-      const { body } = await api.call('GET', path);
-      if (body.state === 'COMPLETED') left.delete(id);
-      else if (body.state === 'FAILED') throw new Error(`${id} FAILED`);
-    }
     await new Promise((done) => setTimeout(done, 100));
+    if (what === 'plans') {
+      for (const id of left) {
+        const { body } = await api.call('GET', `/v1/tenants/${tenant}/plans/${id}`);
+        if (body.state === 'COMPLETED') left.delete(id);
+        else if (body.state === 'FAILED') throw new Error(`${id} FAILED`);
+      }
+      continue;
+    }
+    let start: Record<string, unknown> | undefined;
+    do {
+      const page = await table.send(
+        new QueryCommand({
+          TableName: stack.resources.tableName,
+          IndexName: LIST_INDEX,
+          KeyConditionExpression: 'listPk = :tenant',
+          ExpressionAttributeValues: { ':tenant': `TENANT#${tenant}` },
+          ExclusiveStartKey: start,
+        }),
+      );
+      for (const item of page.Items ?? []) {
+        if (states.get(item.deletionId) !== item.state) {
+          states.set(item.deletionId, item.state);
+          seen.set(item.state, [...(seen.get(item.state) ?? []), performance.now() - begun]);
+        }
+        if (item.state === 'COMPLETED') left.delete(item.deletionId);
+        else if (item.state === 'FAILED') throw new Error(`${item.deletionId} FAILED`);
+      }
+      start = page.LastEvaluatedKey;
+    } while (start);
   }
+  report();
 }
 
 try {
+  if (which.has('narrow')) {
+    const objects = n('OBJECTS', 1200);
+    const partitions = n('NARROW', 4);
+    await stream('shapes', 'narrow', objects, partitions);
+    counter.reset();
+    await profile();
+    const started = performance.now();
+    const reply = await api.delete('shapes', 'narrow');
+    await completed('shapes', [String(reply.body.deletionId)]);
+    const seconds = (performance.now() - started) / 1000;
+    console.log(`narrow: ${objects} objects in ${partitions} partitions: ${seconds.toFixed(1)} s`);
+    console.log(`  ${requests()}`);
+    console.log(`  emulator CPU: ${await profile()}`);
+  }
   if (which.has('wide')) {
     const objects = n('OBJECTS', 1200);
     const partitions = n('WIDE', 150);

@@ -10,6 +10,7 @@ export * from './offboarding.ts';
 export * from './outcome.ts';
 export * from './plans.ts';
 export * from './pricing.ts';
+export * from './ranges.ts';
 export * from './records.ts';
 export * from './scope.ts';
 export * from './views.ts';

@@ -1,4 +1,5 @@
 import type { DeletionState, StreamState } from './lifecycle.ts';
+import type { KeyRange } from './ranges.ts';
 
 /** The records Lethe keeps, as the domain sees them (the table's keys are the store's business). */
 
@@ -127,6 +128,11 @@ export interface ChainRecord extends DeletionRef {
   location: string;
   /** The part of the location this chain lists. */
   prefix: string;
+  /**
+   * The keys of `prefix` this chain lists, when it shares the prefix with other chains: a run
+   * of small child prefixes (lib/pipeline/chain-layout.ts). Absent: every key of the prefix.
+   */
+  range?: KeyRange;
   versioned: boolean;
   /** The cutoff of a partition deletion: nothing on or after that day is ever deleted. */
   before?: string;

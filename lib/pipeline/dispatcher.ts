@@ -4,12 +4,14 @@ import {
   type DeletionRecord,
   type DeletionRef,
   isInScope,
+  isOk,
   type PageMessage,
   pageMessage,
   scopeOf,
 } from '../core/index.ts';
 import { childrenOf, firstPage, isBucketVersioned } from '../s3/index.ts';
 import { failpoint } from '../support/index.ts';
+import { type ChainLayout, chainsOver } from './chain-layout.ts';
 import type { Finalizer } from './finalizer.ts';
 import type { Chains, Deletions, ObjectStore, WorkSender } from './ports.ts';
 
@@ -36,7 +38,8 @@ export type DispatchOutcome = 'stale' | 'dispatched' | 'empty';
 
 /**
  * Plans a round of a deletion: one chain of pages per child prefix (so date partitions
- * delete in parallel), or one chain over the whole location when it has no children.
+ * delete in parallel), one per run of small child prefixes (lib/pipeline/chain-layout.ts), or
+ * one chain over the whole location when it has no children or lists in one page.
  * Idempotent: a repeat registers nothing new and only starts chains that never started.
  */
 export class Dispatcher {
@@ -67,7 +70,12 @@ export class Dispatcher {
         (this.#detectVersioning && (await isBucketVersioned(this.#s3, deletion.bucket)));
       await this.#chains.register(deletion, await this.#plan(deletion, versioned), versioned);
       const registered = await collect(this.#chains.list(deletion));
-      await this.#deletions.start(deletion, registered.length, versioned);
+      const started = await this.#deletions.start(deletion, registered.length, versioned);
+      // Started by this call (the write is conditional on PENDING in this round): the round
+      // runs the chains just listed, so they need not be read again.
+      if (isOk(started) && registered.length > 0) {
+        return this.#send(registered.filter(notStarted).map((chain) => pageMessage(chain, 0)));
+      }
       deletion = await this.#deletions.get(ref.tenant, ref.deletionId);
       if (!deletion || deletion.round !== ref.round) return 'stale';
     }
@@ -76,8 +84,12 @@ export class Dispatcher {
       await this.#finalizer.finalize(deletion);
       return 'empty';
     }
+    return this.#send(await this.firstPages(deletion));
+  }
+
+  async #send(firstPages: PageMessage[]): Promise<DispatchOutcome> {
     failpoint('dispatcher.before-enqueue');
-    await this.#queue.send(await this.firstPages(deletion));
+    await this.#queue.send(firstPages);
     failpoint('dispatcher.after-enqueue');
     return 'dispatched';
   }
@@ -91,29 +103,28 @@ export class Dispatcher {
     return messages;
   }
 
-  async #plan(deletion: DeletionRecord, versioned: boolean) {
+  async #plan(deletion: DeletionRecord, versioned: boolean): Promise<ChainLayout[]> {
     const listed = await childrenOf(this.#s3, deletion, versioned);
     const children = listed.prefixes.filter((prefix) => isInScope(prefix, scopeOf(deletion)));
     // A partition deletion takes its partitions and nothing else, never the keys beside them.
     if (deletion.before) return children.map((prefix) => ({ chainId: chainIdOf(prefix), prefix }));
-    // Chains pay for themselves in parallel pages: a location that lists in one page is one
-    // chain (one page), not one per child prefix (a chain, a page and their bookkeeping each).
-    if (children.length > 1 && (await this.#fitsOnePage(deletion, versioned))) {
-      return [{ chainId: chainIdOf(deletion.prefix), prefix: deletion.prefix }];
+    if (children.length > 1) {
+      // Chains pay for themselves in parallel pages: a location that lists in one page is one
+      // chain (one page), and small children are taken in runs of about a page each.
+      const sample = await firstPage(
+        { client: this.#s3, pageSize: this.#pageSize },
+        { Bucket: deletion.bucket, Prefix: deletion.prefix },
+        versioned,
+      );
+      if (sample.next === undefined) {
+        return [{ chainId: chainIdOf(deletion.prefix), prefix: deletion.prefix }];
+      }
+      return chainsOver(deletion.prefix, children, sample.objects, this.#pageSize);
     }
     // Keys directly under the location, beside child prefixes, are left to the next round:
     // the verify step finds them, and that round's listing has no children left to split by.
     const prefixes = children.length > 0 ? children : listed.direct ? [deletion.prefix] : [];
     return prefixes.map((prefix) => ({ chainId: chainIdOf(prefix), prefix }));
-  }
-
-  async #fitsOnePage(deletion: DeletionRecord, versioned: boolean): Promise<boolean> {
-    const page = await firstPage(
-      { client: this.#s3, pageSize: this.#pageSize },
-      { Bucket: deletion.bucket, Prefix: deletion.prefix },
-      versioned,
-    );
-    return page.next === undefined;
   }
 }
 

@@ -2,12 +2,14 @@ import {
   type ChainRecord,
   type Clock,
   type Cursor,
+  cutToRange,
   isInScope,
   type ListedObject,
   type PageMessage,
   type PageRecord,
   pageMessage,
   SlowDownError,
+  startOf,
   type WorkMessage,
 } from '../core/index.ts';
 import { firstPage, type ListingPage, type PageResult } from '../s3/index.ts';
@@ -172,12 +174,14 @@ export class PageWorker {
     return this.#deleteAndCount(chain, page, remaining, chain.cutAt);
   }
 
+  /** The chain's next page after `after` (its range's start before the first), cut to its range. */
   async #list(chain: ChainRecord, after: Cursor | undefined): Promise<ListingPage> {
-    return firstPage(
+    const listed = await firstPage(
       { client: this.#s3, pageSize: this.#pageSize },
-      { Bucket: chain.bucket, Prefix: chain.prefix, After: after },
+      { Bucket: chain.bucket, Prefix: chain.prefix, After: after ?? startOf(chain.range) },
       chain.versioned,
     );
+    return { ...cutToRange(listed, chain.range), prefixes: listed.prefixes };
   }
 
   /** `seenCutAt`: the chain's last cut in pace when this page was let go. */

@@ -6,6 +6,7 @@ import {
   type DeletionTotals,
   duplicate,
   fenced,
+  type KeyRange,
   type Outcome,
   ok,
   type PageRecord,
@@ -48,10 +49,18 @@ export class ChainStore {
   /** Creates the chains of a round; chains that already exist keep their progress. */
   async register(
     deletion: DeletionRecord,
-    chains: Array<{ chainId: string; prefix: string }>,
+    chains: Array<{ chainId: string; prefix: string; range?: KeyRange }>,
     versioned: boolean,
   ): Promise<void> {
-    const put = async ({ chainId, prefix }: { chainId: string; prefix: string }) => {
+    const put = async ({
+      chainId,
+      prefix,
+      range,
+    }: {
+      chainId: string;
+      prefix: string;
+      range?: KeyRange;
+    }) => {
       const chain: ChainRecord = {
         tenant: deletion.tenant,
         deletionId: deletion.deletionId,
@@ -62,6 +71,7 @@ export class ChainStore {
         location: deletion.prefix,
         chainId,
         prefix,
+        ...(range ? { range } : {}),
         versioned,
         ...(deletion.before ? { before: deletion.before } : {}),
         lastPage: -1,

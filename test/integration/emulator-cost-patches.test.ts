@@ -16,13 +16,22 @@ import {
   GetRecordsCommand,
   GetShardIteratorCommand,
 } from '@aws-sdk/client-dynamodb-streams';
+import {
+  CreateBucketCommand,
+  DeleteObjectCommand,
+  ListObjectVersionsCommand,
+  type ListObjectVersionsCommandInput,
+  PutBucketVersioningCommand,
+  PutObjectCommand,
+  S3Client,
+} from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Emulator, startMoto } from '#lib/local/emulator.ts';
 
 /**
  * The launcher's cost patches (lib/local/moto/lethe_moto.py: server-dispatch-cost,
  * dynamodb-query-cost, dynamodb-answer-cost, and dynamodb-cancelled-transactions' item-by-item
- * rollback) make moto cheaper, never different: the same requests, sent to a bare
+ * rollback, s3-list-versions-cost) make moto cheaper, never different: the same requests, sent to a bare
  * `moto_server` and to the launcher, get the same answers. What they save is measured by
  * `npx tsx bench/experiments/shapes.ts`, not here.
  */
@@ -269,6 +278,72 @@ async function session(endpoint: string, table: string) {
   return answers;
 }
 
+/**
+ * Every ListObjectVersions answer of one scripted session over a versioned bucket (keys under
+ * several prefixes, overwritten, deleted), with version ids numbered in order of appearance and
+ * times blanked: they differ between any two runs.
+ */
+async function versionListings(endpoint: string, bucket: string) {
+  const s3 = new S3Client({ endpoint, forcePathStyle: true, maxAttempts: 1 });
+  await s3.send(new CreateBucketCommand({ Bucket: bucket }));
+  await s3.send(
+    new PutBucketVersioningCommand({
+      Bucket: bucket,
+      VersioningConfiguration: { Status: 'Enabled' },
+    }),
+  );
+  for (const key of ['a/1', 'a/2', 'a/b/3', 'ab/4', 'b/5', 'b/c/6', 'root', 'a/1', 'b/5']) {
+    await s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: key }));
+  }
+  await s3.send(new DeleteObjectCommand({ Bucket: bucket, Key: 'a/2' }));
+  await s3.send(new DeleteObjectCommand({ Bucket: bucket, Key: 'b/c/6' }));
+  const ids = new Map<string, string>();
+  const numbered = (id?: string) => {
+    if (id === undefined) return undefined;
+    if (!ids.has(id)) ids.set(id, `v${ids.size}`);
+    return ids.get(id);
+  };
+  const list = async (input: Omit<ListObjectVersionsCommandInput, 'Bucket'>) => {
+    const { $metadata, ...answer } = await s3.send(
+      new ListObjectVersionsCommand({ Bucket: bucket, ...input }),
+    );
+    return {
+      ...answer,
+      NextVersionIdMarker: numbered(answer.NextVersionIdMarker),
+      VersionIdMarker: numbered(answer.VersionIdMarker),
+      Versions: answer.Versions?.map((v) => ({
+        ...v,
+        VersionId: numbered(v.VersionId),
+        LastModified: typeof v.LastModified,
+      })),
+      DeleteMarkers: answer.DeleteMarkers?.map((m) => ({
+        ...m,
+        VersionId: numbered(m.VersionId),
+        LastModified: typeof m.LastModified,
+      })),
+    };
+  };
+  const answers: Record<string, unknown> = {
+    whole: await list({}),
+    a: await list({ Prefix: 'a/' }),
+    aByFolder: await list({ Prefix: 'a', Delimiter: '/' }),
+    b: await list({ Prefix: 'b/' }),
+    none: await list({ Prefix: 'z/' }),
+  };
+  const first = await list({ Prefix: 'a', MaxKeys: 2 });
+  answers.firstPage = first;
+  // The next page through both markers (the marker version exists: bare moto resumes right).
+  const reverse = new Map([...ids].map(([id, number]) => [number, id]));
+  answers.secondPage = await list({
+    Prefix: 'a',
+    MaxKeys: 2,
+    KeyMarker: first.NextKeyMarker,
+    VersionIdMarker: reverse.get(String(first.NextVersionIdMarker)),
+  });
+  s3.destroy();
+  return answers;
+}
+
 describe('the launcher cost patches change no answer', () => {
   let bare: Emulator;
   let patched: Emulator;
@@ -288,6 +363,20 @@ describe('the launcher cost patches change no answer', () => {
     expect(Object.keys(actual).length).toBeGreaterThan(15);
     expect(actual.cancelled).toBe('TransactionCanceledException');
     expect((actual.records as unknown[]).length).toBeGreaterThan(15);
+    expect(actual).toEqual(expected);
+  });
+
+  it('S3 ListObjectVersions: by prefix, by folder, paged, over overwritten and deleted keys, answers as bare moto answers', async () => {
+    const bucket = `cost-${randomUUID().slice(0, 8)}`;
+    const [expected, actual] = [
+      await versionListings(bare.endpoint, bucket),
+      await versionListings(patched.endpoint, bucket),
+    ];
+    const a = actual.a as { Versions: unknown[]; DeleteMarkers: unknown[] };
+    expect(a.Versions.length).toBe(4);
+    expect(a.DeleteMarkers.length).toBe(1);
+    expect((actual.none as { Versions?: unknown[] }).Versions ?? []).toEqual([]);
+    expect((actual.firstPage as { IsTruncated: boolean }).IsTruncated).toBe(true);
     expect(actual).toEqual(expected);
   });
 });

@@ -1,5 +1,6 @@
 import { Capture, Match } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
+import { DISPATCH_BATCH_SIZE } from '../../cdk/lethe-stack.ts';
 import { ROUTES } from '../../lib/api/routes.ts';
 import { ENV } from '../../lib/support/index.ts';
 import { allowedActions, allowStatements, allows, roleId } from './iam.ts';
@@ -169,6 +170,15 @@ describe('dispatcher event source', () => {
       FunctionName: dispatcher(),
       BisectBatchOnFunctionError: true,
     });
+  });
+
+  it('takes up to 100 stream records a batch, so deletions asked at once dispatch side by side', () => {
+    // Act
+    const batchSize = toNumber(eventSourceOf(template, 'dispatcher').BatchSize);
+
+    // Assess
+    expect(batchSize).toBe(DISPATCH_BATCH_SIZE);
+    expect(batchSize).toBeGreaterThanOrEqual(40);
   });
 
   it('gives up on a record after a bounded number of retries', () => {

@@ -12,6 +12,7 @@ import {
   chainIdOf,
   type DeletionRecord,
   done,
+  fenced,
   pageMessage,
 } from '../../../lib/core/index.ts';
 import type { DispatcherOptions } from '../../../lib/pipeline/dispatcher.ts';
@@ -150,6 +151,39 @@ describe('Dispatcher.dispatch, a PENDING deletion', () => {
     ]);
   });
 
+  it('takes small child prefixes in runs of about a page, each a key range of the location', async () => {
+    // Prepare: 20 children; the first flat page holds 100 keys of each of its first ten.
+    const child = (n: number) => `${location}dt=2026-01-${String(n + 1).padStart(2, '0')}/`;
+    const prefixes = Array.from({ length: 20 }, (_, n) => child(n));
+    s3.on(ListObjectsV2Command).resolves({
+      Contents: Array.from({ length: 1000 }, (_, n) => ({
+        Key: `${child(Math.floor(n / 100))}part-${n}.json`,
+        Size: 3,
+      })),
+      IsTruncated: true,
+      NextContinuationToken: 'more',
+    });
+    s3.on(ListObjectsV2Command, { Delimiter: '/' }).resolves({
+      CommonPrefixes: prefixes.map((Prefix) => ({ Prefix })),
+      IsTruncated: false,
+    });
+    const { subject, chains } = dispatcher(pendingThenRunning({}, 3));
+
+    // Act
+    await subject.dispatch(ref);
+
+    // Assess: 80% of a page is 8 children of 100 keys.
+    expect(chains.register.mock.calls[0]?.[1]).toEqual([
+      { chainId: chainIdOf(child(0)), prefix: location, range: { below: child(8) } },
+      {
+        chainId: chainIdOf(child(8)),
+        prefix: location,
+        range: { from: child(8), below: child(16) },
+      },
+      { chainId: chainIdOf(child(16)), prefix: location, range: { from: child(16) } },
+    ]);
+  });
+
   it('lists flat only when there is more than one child prefix to choose between', async () => {
     // Prepare
     children([day(1)]);
@@ -217,6 +251,20 @@ describe('Dispatcher.dispatch, a PENDING deletion', () => {
     expect(deletions.start).toHaveBeenCalledExactlyOnceWith(pending, 2, false);
   });
 
+  it('sends the first pages of the chains it registered without reading them or the deletion again', async () => {
+    // Prepare
+    children([day(1), day(2)]);
+    const { subject, queue, deletions, chains } = dispatcher(pendingThenRunning());
+
+    // Act
+    await subject.dispatch(ref);
+
+    // Assess
+    expect(deletions.get).toHaveBeenCalledOnce();
+    expect(chains.list).toHaveBeenCalledOnce();
+    expect(queue.send.mock.calls[0]?.[0]).toHaveLength(2);
+  });
+
   it('starts each chain with its page 0', async () => {
     // Prepare
     children([day(1), day(2)]);
@@ -248,13 +296,14 @@ describe('Dispatcher.dispatch, a PENDING deletion', () => {
     expect(queue.send).not.toHaveBeenCalled();
   });
 
-  it('is stale when, once started, the deletion is in another round', async () => {
+  it('is stale when its start lost to another round', async () => {
     // Prepare
     children([day(1)]);
-    const { subject, queue } = dispatcher([
+    const { subject, queue, deletions } = dispatcher([
       aDeletion({ state: 'PENDING' }),
       aDeletion({ state: 'RUNNING', round: 2 }),
     ]);
+    deletions.start.mockResolvedValue(fenced());
 
     // Act
     const outcome = await subject.dispatch(ref);

@@ -353,6 +353,51 @@ describe('PageWorker.handle, a page', () => {
     expect(giveBack).toHaveBeenCalledExactlyOnceWith(aChain().bucket, 2);
   });
 
+  it('lists a range chain from the start of its range and deletes only the keys in it', async () => {
+    // Prepare: the chain holds day 2 of the location; the listing runs on into day 3.
+    const day = (n: number) => `${location}dt=2026-01-0${n}/`;
+    const chain = aChain({ prefix: location, range: { from: day(2), below: day(3) } });
+    const keys = [`${location}dt=2026-01-02-x`, `${day(2)}a`, `${day(2)}b`, `${day(3)}a`];
+    s3.on(ListObjectsV2Command).resolves({
+      Contents: keys.map((Key) => ({ Key, Size: 5 })),
+      IsTruncated: true,
+    });
+    const { pageWorker, deleter, chains, queue } = worker(chain);
+
+    // Act
+    await pageWorker.handle(pageMessage(chain, 0));
+
+    // Assess: listed after a key just before the range; the range ends at day 3, so does the chain.
+    expect(s3.commandCalls(ListObjectsV2Command)[0]?.args[0].input).toMatchObject({
+      Prefix: location,
+      StartAfter: `${location}dt=2026-01-02`,
+    });
+    expect(deleter.deletePage.mock.calls[0]?.[1].map((entry) => entry.key)).toEqual([
+      `${day(2)}a`,
+      `${day(2)}b`,
+    ]);
+    expect(chains.recordListing.mock.calls[0]?.[2]).toMatchObject({ count: 2, bytes: 10 });
+    expect(chains.recordListing.mock.calls[0]?.[3]).toBeUndefined();
+    expect(queue.send).not.toHaveBeenCalled();
+  });
+
+  it('hands on the next page of a range chain while its range goes on', async () => {
+    // Prepare
+    const chain = aChain({ prefix: location, range: { below: `${location}dt=2026-01-09/` } });
+    listing([a, b], true);
+    const { pageWorker, queue, chains } = worker(chain);
+
+    // Act
+    await pageWorker.handle(pageMessage(chain, 0));
+
+    // Assess
+    expect(s3.commandCalls(ListObjectsV2Command)[0]?.args[0].input).not.toHaveProperty(
+      'StartAfter',
+    );
+    expect(chains.recordListing.mock.calls[0]?.[3]).toEqual({ key: b.key });
+    expect(queue.send).toHaveBeenCalledExactlyOnceWith([pageMessage(chain, 1)]);
+  });
+
   it('hands the next page to the queue when more keys follow', async () => {
     // Prepare
     const { pageWorker, queue } = worker();

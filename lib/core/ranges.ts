@@ -7,6 +7,15 @@ import type { Cursor, ListedObject } from './records.ts';
 export interface KeyRange {
   from?: string;
   below?: string;
+  /** No child prefix lies in the rest of the range (after its last listing): no more splits. */
+  indivisible?: boolean;
+}
+
+/** A chain to register: its id, the prefix it lists, and the run of that prefix's keys. */
+export interface ChainLayout {
+  chainId: string;
+  prefix: string;
+  range?: KeyRange;
 }
 
 /**

@@ -1,5 +1,5 @@
 import type { DeletionState, StreamState } from './lifecycle.ts';
-import type { KeyRange } from './ranges.ts';
+import type { ChainLayout, KeyRange } from './ranges.ts';
 
 /** The records Lethe keeps, as the domain sees them (the table's keys are the store's business). */
 
@@ -204,3 +204,49 @@ export interface ListedObject {
   /** In a versioned bucket: this is the key's current version (absent otherwise). */
   latest?: true;
 }
+
+/** What every chain of a deletion's round shares: its deletion's fence and location. */
+export type ChainBase = Pick<
+  ChainRecord,
+  | 'tenant'
+  | 'deletionId'
+  | 'round'
+  | 'stream'
+  | 'generation'
+  | 'bucket'
+  | 'location'
+  | 'versioned'
+  | 'before'
+>;
+
+/** A chain not started yet, over `layout`. */
+export function newChain(base: ChainBase, { chainId, prefix, range }: ChainLayout): ChainRecord {
+  return {
+    tenant: base.tenant,
+    deletionId: base.deletionId,
+    round: base.round,
+    stream: base.stream,
+    generation: base.generation,
+    bucket: base.bucket,
+    location: base.location,
+    chainId,
+    prefix,
+    ...(range ? { range } : {}),
+    versioned: base.versioned,
+    ...(base.before ? { before: base.before } : {}),
+    lastPage: -1,
+    ended: false,
+    open: {},
+    objectsDeleted: 0,
+    bytesDeleted: 0,
+    failedObjects: 0,
+    pagesDone: 0,
+    settled: false,
+  };
+}
+
+/**
+ * The chain item: a chain's cursor, open pages and counts, its pace, and its deletion's
+ * fence. Every page of a chain is two single-item conditional writes here (list, then count);
+ * a chain settles once, in the only transaction of the page path.
+ */

@@ -1,11 +1,4 @@
-import { chainIdOf, type KeyRange, type ListedObject } from '../core/index.ts';
-
-/** A chain to register: its id, the prefix it lists, and the run of that prefix's keys. */
-export interface ChainLayout {
-  chainId: string;
-  prefix: string;
-  range?: KeyRange;
-}
+import { type ChainLayout, chainIdOf, type KeyRange, type ListedObject } from '../core/index.ts';
 
 /**
  * How full a chain over a run of child prefixes should expect its page to be: below 1, so a
@@ -14,19 +7,16 @@ export interface ChainLayout {
 export const RUN_FILL = 0.8;
 
 /**
- * Child prefixes one chain may take at most, however small the first page says they are: the
- * first page sees only the first children, and a run of larger ones later deletes serially.
- */
-export const MAX_CHILDREN_PER_CHAIN = 16;
-
-/**
  * The chains of a stream deletion with several child prefixes. A chain per child prefix pays
  * for itself when children fill pages (a chain's pages list and delete in parallel with the
  * others); a chain per child of a few keys pays a chain's bookkeeping for a fraction of a page.
  * So small children are taken in contiguous runs, each about a page, judged by the first page
  * of the whole location (`sample`): the keys per child prefix that page holds. A run is a key
  * range of the location: from its first child to the next run's first child, so the runs
- * together cover every key of the location, those directly under it included.
+ * together cover every key of the location, those directly under it included. The first page
+ * sees only the first children: a run whose page comes back full and still inside its range
+ * hands half of the children left to a new chain (`PageWorker`, `ChainStore.split`), so a
+ * guess too large costs a few splits, not a serial deletion.
  */
 export function chainsOver(
   location: string,
@@ -48,7 +38,7 @@ export function chainsOver(
   return chains;
 }
 
-/** Child prefixes a chain takes: a page's worth (at RUN_FILL) by the sample, 1 to the maximum. */
+/** Child prefixes a chain takes: a page's worth (at RUN_FILL) by the sample, at least 1. */
 export function childrenPerChain(
   location: string,
   sample: readonly ListedObject[],
@@ -64,7 +54,7 @@ export function childrenPerChain(
   if (whole.length === 0) return 1;
   const perChild = whole.reduce((sum, count) => sum + count, 0) / whole.length;
   const fit = Math.floor((RUN_FILL * pageSize) / perChild);
-  return Math.max(1, Math.min(MAX_CHILDREN_PER_CHAIN, fit));
+  return Math.max(1, fit);
 }
 
 /** The child prefix of the location a key lies in (absent for a key directly under it). */

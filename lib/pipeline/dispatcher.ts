@@ -1,4 +1,5 @@
 import {
+  type ChainLayout,
   type ChainRecord,
   chainIdOf,
   type DeletionRecord,
@@ -11,7 +12,7 @@ import {
 } from '../core/index.ts';
 import { childrenOf, firstPage, isBucketVersioned } from '../s3/index.ts';
 import { failpoint } from '../support/index.ts';
-import { type ChainLayout, chainsOver } from './chain-layout.ts';
+import { chainsOver } from './chain-layout.ts';
 import type { Finalizer } from './finalizer.ts';
 import type { Chains, Deletions, ObjectStore, WorkSender } from './ports.ts';
 
@@ -104,27 +105,33 @@ export class Dispatcher {
   }
 
   async #plan(deletion: DeletionRecord, versioned: boolean): Promise<ChainLayout[]> {
-    const listed = await childrenOf(this.#s3, deletion, versioned);
-    const children = listed.prefixes.filter((prefix) => isInScope(prefix, scopeOf(deletion)));
+    const childrenOfLocation = async () => {
+      const listed = await childrenOf(this.#s3, deletion, versioned);
+      const prefixes = listed.prefixes.filter((prefix) => isInScope(prefix, scopeOf(deletion)));
+      return { prefixes, direct: listed.direct };
+    };
+    const chainOver = (prefix: string) => ({ chainId: chainIdOf(prefix), prefix });
     // A partition deletion takes its partitions and nothing else, never the keys beside them.
-    if (deletion.before) return children.map((prefix) => ({ chainId: chainIdOf(prefix), prefix }));
-    if (children.length > 1) {
-      // Chains pay for themselves in parallel pages: a location that lists in one page is one
-      // chain (one page), and small children are taken in runs of about a page each.
-      const sample = await firstPage(
-        { client: this.#s3, pageSize: this.#pageSize },
-        { Bucket: deletion.bucket, Prefix: deletion.prefix },
-        versioned,
-      );
-      if (sample.next === undefined) {
-        return [{ chainId: chainIdOf(deletion.prefix), prefix: deletion.prefix }];
-      }
-      return chainsOver(deletion.prefix, children, sample.objects, this.#pageSize);
+    if (deletion.before) return (await childrenOfLocation()).prefixes.map(chainOver);
+    // Chains pay for themselves in parallel pages: a location that lists in one page is one
+    // chain (one page), whatever its child prefixes.
+    const sample = await firstPage(
+      { client: this.#s3, pageSize: this.#pageSize },
+      { Bucket: deletion.bucket, Prefix: deletion.prefix },
+      versioned,
+    );
+    if (sample.next === undefined) {
+      return sample.objects.length > 0 ? [chainOver(deletion.prefix)] : [];
+    }
+    const children = await childrenOfLocation();
+    // Small children are taken in runs of about a page each, judged by the first page.
+    if (children.prefixes.length > 1) {
+      return chainsOver(deletion.prefix, children.prefixes, sample.objects, this.#pageSize);
     }
     // Keys directly under the location, beside child prefixes, are left to the next round:
     // the verify step finds them, and that round's listing has no children left to split by.
-    const prefixes = children.length > 0 ? children : listed.direct ? [deletion.prefix] : [];
-    return prefixes.map((prefix) => ({ chainId: chainIdOf(prefix), prefix }));
+    if (children.prefixes.length > 0) return children.prefixes.map(chainOver);
+    return children.direct ? [chainOver(deletion.prefix)] : [];
   }
 }
 

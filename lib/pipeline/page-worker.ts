@@ -2,8 +2,9 @@ import {
   type ChainRecord,
   type Clock,
   type Cursor,
+  compareKeys,
   cutToRange,
-  isInScope,
+  isInRange,
   type ListedObject,
   type PageMessage,
   type PageRecord,
@@ -18,10 +19,13 @@ import type { KeyBudget } from './budget.ts';
 import type { DeletionFence } from './fence.ts';
 import type { Finalizer } from './finalizer.ts';
 import { ChainPacer, nextSlot, paceRise, paceWait } from './pace.ts';
+import { assertInside, isInPage, pageOf } from './page-records.ts';
 import type { Chains, Deleter, Deletions, Failures, ObjectStore, WorkSender } from './ports.ts';
 
 export interface PageWorkerOptions {
-  readonly chains: Chains<'get' | 'recordListing' | 'completePage' | 'slowDown' | 'takeSlot'>;
+  readonly chains: Chains<
+    'get' | 'recordListing' | 'completePage' | 'slowDown' | 'takeSlot' | 'split' | 'markIndivisible'
+  >;
   readonly deletions: Deletions<'get'>;
   readonly failures: Failures<'record'>;
   readonly fence: Pick<DeletionFence, 'isRunning'>;
@@ -119,6 +123,15 @@ export class PageWorker {
     await this.#budget?.giveBack(chain.bucket, listing.objects.length);
     for (const object of listing.objects) assertInside(object.key, chain);
     failpoint('worker.after-list');
+    // A run of child prefixes that holds more than a page: half of what is left of it goes to
+    // a new chain, so a run guessed too large still deletes in parallel.
+    let added: ChainRecord | undefined;
+    const lastKey = listing.objects.at(-1)?.key;
+    if (listing.next && lastKey !== undefined && chain.range && !chain.range.indivisible) {
+      const split = await this.#split(chain, message.page, lastKey);
+      if (split === 'moved') return this.#page(message);
+      added = split;
+    }
     const page = pageOf(message.page, chain.cursor, listing.objects);
     const now = this.#pacer.now();
     const nextAt = nextSlot(chain, listing.objects.length, now);
@@ -137,6 +150,7 @@ export class PageWorker {
     failpoint('worker.before-next-page');
     // Pipelining: the next page is listed by another worker while this one deletes.
     if (listing.next) await this.#sendPage(chain, message.page + 1, nextAt);
+    if (added) await this.#queue.send([pageMessage(added, 0)]);
     if (!page) {
       await this.#finalizer.settle(listed.item);
       return { outcome: 'chain-ended' };
@@ -184,6 +198,36 @@ export class PageWorker {
     return { ...cutToRange(listed, chain.range), prefixes: listed.prefixes };
   }
 
+  /**
+   * Splits the rest of a range chain's range after `lastKey` at the middle one of the child
+   * prefixes that follow: the new chain, or nothing when no child prefix is left to split at
+   * (then the chain is marked so and not looked at again), or `moved` when the chain changed.
+   */
+  async #split(
+    chain: ChainRecord,
+    pageNumber: number,
+    lastKey: string,
+  ): Promise<ChainRecord | undefined | 'moved'> {
+    const range = chain.range ?? {};
+    const listed = await firstPage(
+      { client: this.#s3 },
+      { Bucket: chain.bucket, Prefix: chain.prefix, Delimiter: '/', After: { key: lastKey } },
+      chain.versioned,
+    );
+    // The child holding lastKey comes back too (rolled up): only the ones after it count.
+    const after = listed.prefixes.filter(
+      (prefix) =>
+        !lastKey.startsWith(prefix) && compareKeys(prefix, lastKey) > 0 && isInRange(prefix, range),
+    );
+    const from = after[Math.floor(after.length / 2)];
+    if (from === undefined) {
+      await this.#chains.markIndivisible(chain);
+      return undefined;
+    }
+    const split = await this.#chains.split(chain, pageNumber, from);
+    return split.status === 'ok' ? split.item : 'moved';
+  }
+
   /** `seenCutAt`: the chain's last cut in pace when this page was let go. */
   async #deleteAndCount(
     chain: ChainRecord,
@@ -225,56 +269,5 @@ export class PageWorker {
     const delay = this.#pacer.delayTo(nextAt);
     const messages = [pageMessage(chain, page)];
     await (delay > 0 ? this.#queue.send(messages, delay) : this.#queue.send(messages));
-  }
-}
-
-/** The record of a listed page: its range and what it holds (delete markers are not objects). */
-function pageOf(
-  number: number,
-  after: Cursor | undefined,
-  objects: ListedObject[],
-): PageRecord | undefined {
-  const last = objects.at(-1);
-  if (!last) return undefined;
-  const counted = objects.filter((object) => !object.marker);
-  const versioned = last.versionId !== undefined;
-  return {
-    page: number,
-    ...(after ? { after } : {}),
-    lastKey: last.key,
-    ...(versioned
-      ? {
-          lastKeyVersions: objects
-            .filter((object) => object.key === last.key)
-            .map((object) => object.versionId ?? 'null'),
-        }
-      : {}),
-    count: counted.length,
-    bytes: counted.reduce((sum, object) => sum + object.size, 0),
-  };
-}
-
-/** True when a listed entry lies in a page's range (for its last key: one of its versions). */
-function isInPage(object: ListedObject, page: PageRecord) {
-  if (object.key < page.lastKey) return true;
-  if (object.key > page.lastKey) return false;
-  return (
-    page.lastKeyVersions === undefined || page.lastKeyVersions.includes(object.versionId ?? 'null')
-  );
-}
-
-/**
- * Nothing outside the deletion's own location is ever deleted, whatever a record says; for a
- * partition deletion, nothing outside the partitions before its cutoff.
- */
-function assertInside(key: string, chain: Pick<ChainRecord, 'location' | 'before'>) {
-  const { location, before } = chain;
-  // A chain's prefix may be the location itself (a stream deletion with no child prefixes).
-  if (key === location && before === undefined) return;
-  if (!isInScope(key, { location, ...(before ? { before } : {}) })) {
-    const partitions = before ? ` (its partitions before ${before})` : '';
-    throw new Error(
-      `refusing to touch ${key}: outside the deletion's location ${location}${partitions}`,
-    );
   }
 }

@@ -1,12 +1,14 @@
 import {
+  type ChainLayout,
   type ChainRecord,
   type Cursor,
+  chainIdOf,
   type DeletionRecord,
   type DeletionRef,
   type DeletionTotals,
   duplicate,
   fenced,
-  type KeyRange,
+  newChain,
   type Outcome,
   ok,
   type PageRecord,
@@ -19,7 +21,7 @@ import type { Table } from './table.ts';
 export interface ChainStoreOptions {
   readonly table: Table;
   /** The deletion item's owner, for its part in settling a chain. */
-  readonly deletions: Pick<DeletionStore, 'settled'>;
+  readonly deletions: Pick<DeletionStore, 'roundChains'>;
 }
 
 /** What a page's deletion counted, added to its chain when the page closes. */
@@ -32,11 +34,6 @@ export interface PageCounts {
 /** A chain whose listing has reached its end, with no page open. */
 const chainHasEnded = { expression: 'ended = :true AND settled = :false' };
 
-/**
- * The chain item: a chain's cursor, open pages and counts, its pace, and its deletion's
- * fence. Every page of a chain is two single-item conditional writes here (list, then count);
- * a chain settles once, in the only transaction of the page path.
- */
 export class ChainStore {
   readonly #table: Table;
   readonly #deletions: ChainStoreOptions['deletions'];
@@ -49,49 +46,76 @@ export class ChainStore {
   /** Creates the chains of a round; chains that already exist keep their progress. */
   async register(
     deletion: DeletionRecord,
-    chains: Array<{ chainId: string; prefix: string; range?: KeyRange }>,
+    chains: ChainLayout[],
     versioned: boolean,
   ): Promise<void> {
-    const put = async ({
-      chainId,
-      prefix,
-      range,
-    }: {
-      chainId: string;
-      prefix: string;
-      range?: KeyRange;
-    }) => {
-      const chain: ChainRecord = {
-        tenant: deletion.tenant,
-        deletionId: deletion.deletionId,
-        round: deletion.round,
-        stream: deletion.stream,
-        generation: deletion.generation,
-        bucket: deletion.bucket,
-        location: deletion.prefix,
-        chainId,
-        prefix,
-        ...(range ? { range } : {}),
-        versioned,
-        ...(deletion.before ? { before: deletion.before } : {}),
-        lastPage: -1,
-        ended: false,
-        open: {},
-        objectsDeleted: 0,
-        bytesDeleted: 0,
-        failedObjects: 0,
-        pagesDone: 0,
-        settled: false,
-      };
-      await this.#table.put(
-        keys.chain(deletion.deletionId, deletion.round, chainId),
-        chain,
-        isAbsent,
-      );
+    const base = {
+      tenant: deletion.tenant,
+      deletionId: deletion.deletionId,
+      round: deletion.round,
+      stream: deletion.stream,
+      generation: deletion.generation,
+      bucket: deletion.bucket,
+      location: deletion.prefix,
+      versioned,
+      ...(deletion.before ? { before: deletion.before } : {}),
+    };
+    const put = (layout: ChainLayout) => {
+      const chain = newChain(base, layout);
+      return this.#table.put(this.#key(chain), chain, isAbsent);
     };
     for (let start = 0; start < chains.length; start += 16) {
       await Promise.all(chains.slice(start, start + 16).map(put));
     }
+  }
+
+  /**
+   * Hands the rest of a chain's range from `from` on to a new chain, before the chain lists
+   * page `pageNumber`'s successor: the chain keeps the keys below `from`, the new chain (not
+   * started) takes the others, and the deletion counts one more chain to settle, in one
+   * transaction. Refused when the chain moved on or its range changed since it was read.
+   */
+  async split(chain: ChainRecord, pageNumber: number, from: string): Promise<Outcome<ChainRecord>> {
+    const range = chain.range ?? {};
+    const taken: ChainLayout = {
+      chainId: chainIdOf(from),
+      prefix: chain.prefix,
+      range: { from, ...(range.below !== undefined ? { below: range.below } : {}) },
+    };
+    const added = newChain(chain, taken);
+    const result = await this.#table.transact([
+      this.#table.updateItem(this.#key(chain), {
+        update: 'SET #range.below = :from',
+        names: { '#range': 'range' },
+        values: {
+          ':from': from,
+          ':listed': pageNumber - 1,
+          ':false': false,
+          ...(range.below !== undefined ? { ':below': range.below } : {}),
+        },
+        condition: {
+          expression: `lastPage = :listed AND ended = :false AND ${
+            range.below === undefined
+              ? 'attribute_not_exists(#range.below)'
+              : '#range.below = :below'
+          }`,
+        },
+      }),
+      this.#table.putItem({ ...this.#key(added), ...added }, isAbsent),
+      this.#deletions.roundChains(chain, 'chainAdded'),
+    ]);
+    if (result.ok) return ok(added);
+    return result.failedIndex === 2 ? fenced() : duplicate();
+  }
+
+  /** Marks that no child prefix lies in the rest of the chain's range: it is not split again. */
+  async markIndivisible(chain: ChainRecord): Promise<void> {
+    await this.#table.update(this.#key(chain), {
+      update: 'SET #range.indivisible = :true',
+      names: { '#range': 'range' },
+      values: { ':true': true },
+      condition: { expression: 'attribute_exists(#range)' },
+    });
   }
 
   async get(ref: DeletionRef, chainId: string): Promise<ChainRecord | undefined> {
@@ -231,7 +255,7 @@ export class ChainStore {
         values: { ':true': true, ':false': false },
         condition: chainHasEnded,
       }),
-      this.#deletions.settled(chain),
+      this.#deletions.roundChains(chain, 'settled'),
     ]);
     if (result.ok) return ok(undefined);
     return result.failedIndex === 0 ? duplicate() : fenced();

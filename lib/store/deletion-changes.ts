@@ -167,6 +167,13 @@ export const deletionChanges = {
     condition: all(deletionMay('settle'), atRound(deletion.round)),
   }),
 
+  /** A chain of the round handed part of its range to a new chain: one more to settle. */
+  chainAdded: (deletion: DeletionRef, now: string): Change => ({
+    update: 'ADD chainsTotal :one SET updatedAt = :now, sweepSk = :now',
+    values: { ':one': 1, ':now': now },
+    condition: all(deletionMay('settle'), atRound(deletion.round)),
+  }),
+
   claimVerification: (deletion: DeletionRef, now: string): Change => ({
     // atRound binds :round.
     update: 'SET verifiedRound = :round, updatedAt = :now, sweepSk = :now',

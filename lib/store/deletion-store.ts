@@ -247,9 +247,9 @@ export class DeletionStore {
     return running ? duplicate(current) : fenced(current);
   }
 
-  /** Its part in settling a chain (one more of its round ended); RUNNING in that round only. */
-  settled(deletion: DeletionRef): TransactItem {
-    return this.#table.updateItem(this.#key(deletion), changes.settled(deletion, this.#now()));
+  /** Its part in a chain's transaction: one ended, or one more to settle (a split); RUNNING. */
+  roundChains(deletion: DeletionRef, change: 'settled' | 'chainAdded'): TransactItem {
+    return this.#table.updateItem(this.#key(deletion), changes[change](deletion, this.#now()));
   }
 
   /**

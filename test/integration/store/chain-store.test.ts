@@ -204,6 +204,79 @@ describe.skipIf(process.env.LETHE_TEST_API_URL)('ChainStore over DynamoDB', () =
     });
   });
 
+  it('splits a range chain: it keeps the keys below the split, a new chain takes the rest, the deletion counts one more chain', async () => {
+    const deletion = await stores.putDeletion(
+      aDeletion({ deletionId: randomUUID(), state: 'RUNNING', chainsTotal: 1 }),
+    );
+    const range = { below: `${deletion.prefix}dt=9/` };
+    await stores.chains.register(deletion, [{ chainId, prefix: deletion.prefix, range }], false);
+    const chain = (await stores.chains.get(deletion, chainId)) as ChainRecord;
+    const at = `${deletion.prefix}dt=5/`;
+
+    const outcomes = await Promise.all([
+      stores.chains.split(chain, 0, at),
+      stores.chains.split(chain, 0, at),
+    ]);
+
+    expect(outcomes.map((outcome) => outcome.status).sort()).toEqual(['duplicate', 'ok']);
+    expect((await stores.chains.get(chain, chainId))?.range).toEqual({ below: at });
+    const added = outcomes.find((outcome) => outcome.status === 'ok');
+    const addedId = added?.status === 'ok' ? added.item.chainId : '';
+    expect(await stores.chains.get(chain, addedId)).toMatchObject({
+      prefix: deletion.prefix,
+      range: { from: at, below: range.below },
+      lastPage: -1,
+      generation: chain.generation,
+      location: chain.location,
+    });
+    expect(await stores.deletions.get(chain.tenant, chain.deletionId)).toMatchObject({
+      chainsTotal: 2,
+    });
+  });
+
+  it('refuses to split a chain that listed on meanwhile, or whose deletion no longer runs', async () => {
+    const rangeChain = async () => {
+      const deletion = await stores.putDeletion(
+        aDeletion({ deletionId: randomUUID(), state: 'RUNNING', chainsTotal: 1 }),
+      );
+      await stores.chains.register(
+        deletion,
+        [{ chainId, prefix: deletion.prefix, range: {} }],
+        false,
+      );
+      return (await stores.chains.get(deletion, chainId)) as ChainRecord;
+    };
+    const chain = await rangeChain();
+    await stores.chains.recordListing(chain, 0, aPage(), { key: 'k' });
+    const moved = await stores.chains.split(chain, 0, `${chain.location}dt=5/`);
+
+    const other = await rangeChain();
+    await stores.putDeletion(
+      aDeletion({ deletionId: other.deletionId, state: 'COMPLETED', chainsTotal: 1 }),
+    );
+    const fenced = await stores.chains.split(other, 0, `${other.location}dt=5/`);
+
+    expect(moved.status).toBe('duplicate');
+    expect(fenced.status).toBe('fenced');
+  });
+
+  it('marks a range chain indivisible', async () => {
+    const deletion = await stores.putDeletion(
+      aDeletion({ deletionId: randomUUID(), state: 'RUNNING', chainsTotal: 1 }),
+    );
+    await stores.chains.register(
+      deletion,
+      [{ chainId, prefix: deletion.prefix, range: {} }],
+      false,
+    );
+
+    await stores.chains.markIndivisible(
+      (await stores.chains.get(deletion, chainId)) as ChainRecord,
+    );
+
+    expect((await stores.chains.get(deletion, chainId))?.range).toEqual({ indivisible: true });
+  });
+
   it("sums every chain of every round, and the current round's failures only", async () => {
     const deletion = await stores.putDeletion(
       aDeletion({ deletionId: randomUUID(), round: 2, state: 'RUNNING' }),

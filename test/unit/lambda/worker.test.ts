@@ -3,7 +3,13 @@ import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import type { Context, SQSBatchResponse } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { finalizeMessage, ok, pageMessage, type WorkMessage } from '../../../lib/core/index.ts';
+import {
+  fenced,
+  finalizeMessage,
+  ok,
+  pageMessage,
+  type WorkMessage,
+} from '../../../lib/core/index.ts';
 import { createWorkerHandler, workerHandler } from '../../../lib/lambda/worker.ts';
 import { PageWorker, type WorkOutcome } from '../../../lib/pipeline/index.ts';
 import { createClients, ENV } from '../../../lib/support/index.ts';
@@ -279,6 +285,8 @@ describe('workerHandler, log lines', () => {
         completePage: async (chain) => ok(chain),
         slowDown: async () => ({ ok: true }),
         takeSlot: async () => true,
+        split: async () => fenced(),
+        markIndivisible: async () => {},
       },
       deletions: { get: async () => undefined },
       failures: { record: async () => {} },

@@ -1,11 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { chainIdOf, isInRange, type ListedObject } from '../../../lib/core/index.ts';
-import {
-  chainsOver,
-  childrenPerChain,
-  MAX_CHILDREN_PER_CHAIN,
-} from '../../../lib/pipeline/chain-layout.ts';
+import { chainsOver, childrenPerChain } from '../../../lib/pipeline/chain-layout.ts';
 
 const location = 'streams/acme/logs/1/';
 const child = (n: number) => `${location}dt=${String(n).padStart(4, '0')}/`;
@@ -28,13 +24,14 @@ describe('childrenPerChain', () => {
     expect(childrenPerChain(location, sampleOf(500), 1000)).toBe(1);
   });
 
-  it(`takes at most ${MAX_CHILDREN_PER_CHAIN} child prefixes, however small`, () => {
-    expect(childrenPerChain(location, sampleOf(2), 1000)).toBe(MAX_CHILDREN_PER_CHAIN);
+  it('takes as many small child prefixes as fill 80% of a page', () => {
+    expect(childrenPerChain(location, sampleOf(2), 1000)).toBe(400);
   });
 
   it('does not count keys directly under the location as a child', () => {
     const direct = Array.from({ length: 900 }, (_, n) => ({ key: `${location}a-${n}`, size: 1 }));
     expect(childrenPerChain(location, [...direct, ...sampleOf(50).slice(0, 100)], 1000)).toBe(16);
+    expect(childrenPerChain(location, [...direct, ...sampleOf(25).slice(0, 100)], 1000)).toBe(32);
     expect(childrenPerChain(location, direct, 1000)).toBe(1);
   });
 });

@@ -96,7 +96,7 @@ beforeEach(() => {
 });
 
 describe('Dispatcher.dispatch, a PENDING deletion', () => {
-  it('lists the children of its location', async () => {
+  it('lists its location flat, then its children when it takes more than a page', async () => {
     // Prepare
     children([day(1)]);
     const { subject } = dispatcher(pendingThenRunning());
@@ -105,11 +105,10 @@ describe('Dispatcher.dispatch, a PENDING deletion', () => {
     await subject.dispatch(ref);
 
     // Assess
-    expect(s3.commandCalls(ListObjectsV2Command)[0]?.args[0].input).toMatchObject({
-      Bucket: 'lethe-data',
-      Prefix: location,
-      Delimiter: '/',
-    });
+    const [flat, byChild] = s3.commandCalls(ListObjectsV2Command).map((call) => call.args[0].input);
+    expect(flat).toMatchObject({ Bucket: 'lethe-data', Prefix: location, MaxKeys: 1000 });
+    expect(flat).not.toHaveProperty('Delimiter');
+    expect(byChild).toMatchObject({ Bucket: 'lethe-data', Prefix: location, Delimiter: '/' });
   });
 
   it('plans one chain per child prefix', async () => {
@@ -141,11 +140,8 @@ describe('Dispatcher.dispatch, a PENDING deletion', () => {
     await subject.dispatch(ref);
 
     // Assess
-    expect(s3.commandCalls(ListObjectsV2Command)[1]?.args[0].input).toMatchObject({
-      Prefix: location,
-      MaxKeys: 1000,
-    });
-    expect(s3.commandCalls(ListObjectsV2Command)[1]?.args[0].input).not.toHaveProperty('Delimiter');
+    expect(s3.commandCalls(ListObjectsV2Command)).toHaveLength(1);
+    expect(s3.commandCalls(ListObjectsV2Command)[0]?.args[0].input).not.toHaveProperty('Delimiter');
     expect(chains.register.mock.calls[0]?.[1]).toEqual([
       { chainId: chainIdOf(location), prefix: location },
     ]);
@@ -184,15 +180,16 @@ describe('Dispatcher.dispatch, a PENDING deletion', () => {
     ]);
   });
 
-  it('lists flat only when there is more than one child prefix to choose between', async () => {
+  it('makes no chain for a location that lists empty', async () => {
     // Prepare
-    children([day(1)]);
-    const { subject } = dispatcher(pendingThenRunning({}, 1));
+    s3.on(ListObjectsV2Command).resolves({ IsTruncated: false });
+    const { subject, chains } = dispatcher(pendingThenRunning({}, 0));
 
     // Act
     await subject.dispatch(ref);
 
     // Assess
+    expect(chains.register.mock.calls[0]?.[1]).toEqual([]);
     expect(s3.commandCalls(ListObjectsV2Command)).toHaveLength(1);
   });
 
@@ -315,11 +312,19 @@ describe('Dispatcher.dispatch, a PENDING deletion', () => {
 });
 
 describe('Dispatcher.dispatch, a bucket that keeps versions', () => {
-  const versionChildren = (prefixes: string[]) =>
+  /** Versions listed flat take more than a page; by delimiter, they roll up to `prefixes`. */
+  const versionChildren = (prefixes: string[]) => {
     s3.on(ListObjectVersionsCommand).resolves({
+      Versions: [{ Key: `${prefixes[0]}part-0.json`, VersionId: 'v1', Size: 3 }],
+      IsTruncated: true,
+      NextKeyMarker: `${prefixes[0]}part-0.json`,
+      NextVersionIdMarker: 'v1',
+    });
+    s3.on(ListObjectVersionsCommand, { Delimiter: '/' }).resolves({
       CommonPrefixes: prefixes.map((Prefix) => ({ Prefix })),
       IsTruncated: false,
     });
+  };
 
   it('plans from versions, and records it, when the deletion is known versioned', async () => {
     // Prepare
@@ -330,10 +335,9 @@ describe('Dispatcher.dispatch, a bucket that keeps versions', () => {
     await subject.dispatch(ref);
 
     // Assess
-    expect(s3.commandCalls(ListObjectVersionsCommand)[0]?.args[0].input).toMatchObject({
-      Prefix: location,
-      Delimiter: '/',
-    });
+    expect(
+      s3.commandCalls(ListObjectVersionsCommand, { Delimiter: '/' })[0]?.args[0].input,
+    ).toMatchObject({ Prefix: location });
     expect(s3.commandCalls(ListObjectsV2Command)).toHaveLength(0);
     expect(chains.register).toHaveBeenCalledExactlyOnceWith(
       expect.anything(),

@@ -7,6 +7,7 @@ import {
   type DeletionRecord,
   duplicate,
   type FinalizeMessage,
+  fenced,
   finalizeMessage,
   type ListedObject,
   ok,
@@ -100,6 +101,10 @@ function worker(
     ),
     slowDown: vi.fn<ChainStore['slowDown']>(async () => ({ ok: true as const })),
     takeSlot: vi.fn<ChainStore['takeSlot']>(async () => true),
+    split: vi.fn<ChainStore['split']>(async (current, _page, from) =>
+      ok(aChain({ chainId: `split-${from}`, prefix: current.prefix, range: { from } })),
+    ),
+    markIndivisible: vi.fn<ChainStore['markIndivisible']>(async () => {}),
   } satisfies PageWorkerOptions['chains'];
   const deletions = {
     get: vi.fn<DeletionStore['get']>(async () => aDeletion()),
@@ -396,6 +401,84 @@ describe('PageWorker.handle, a page', () => {
     );
     expect(chains.recordListing.mock.calls[0]?.[3]).toEqual({ key: b.key });
     expect(queue.send).toHaveBeenCalledExactlyOnceWith([pageMessage(chain, 1)]);
+  });
+
+  describe('PageWorker, a range chain whose page comes back full inside its range', () => {
+    const day = (n: number) => `${location}dt=2026-01-0${n}/`;
+    const rangeChain = aChain({ prefix: location, range: { below: day(9) } });
+    /** The chain's page: two keys of day 1, more to come; child prefixes after them by delimiter. */
+    const full = (children: number[]) => {
+      s3.on(ListObjectsV2Command).resolves({
+        Contents: [`${day(1)}a`, `${day(1)}b`].map((Key) => ({ Key, Size: 1 })),
+        IsTruncated: true,
+      });
+      s3.on(ListObjectsV2Command, { Delimiter: '/' }).resolves({
+        CommonPrefixes: children.map((n) => ({ Prefix: day(n) })),
+        IsTruncated: false,
+      });
+    };
+
+    it('hands the later half of the child prefixes left in its range to a new chain, and starts it', async () => {
+      // Prepare: day 1 (its own, rolled up again), days 2 to 8 left, day 9 past the range.
+      full([1, 2, 3, 4, 5, 6, 7, 8, 9]);
+      const { pageWorker, chains, queue } = worker(rangeChain);
+
+      // Act
+      await pageWorker.handle(pageMessage(rangeChain, 0));
+
+      // Assess
+      expect(
+        s3.commandCalls(ListObjectsV2Command, { Delimiter: '/' })[0]?.args[0].input,
+      ).toMatchObject({ Prefix: location, StartAfter: `${day(1)}b` });
+      expect(chains.split).toHaveBeenCalledExactlyOnceWith(rangeChain, 0, day(5));
+      expect(queue.send).toHaveBeenCalledWith([
+        pageMessage(aChain({ chainId: `split-${day(5)}` }), 0),
+      ]);
+      expect(queue.send).toHaveBeenCalledWith([pageMessage(rangeChain, 1)]);
+    });
+
+    it('marks its range indivisible when no child prefix is left in it, and does not split', async () => {
+      // Prepare
+      full([1, 9]);
+      const { pageWorker, chains } = worker(rangeChain);
+
+      // Act
+      await pageWorker.handle(pageMessage(rangeChain, 0));
+
+      // Assess
+      expect(chains.markIndivisible).toHaveBeenCalledExactlyOnceWith(rangeChain);
+      expect(chains.split).not.toHaveBeenCalled();
+    });
+
+    it('looks for no split once its range is indivisible, nor when its page ends the range', async () => {
+      // Prepare
+      full([1, 2, 3]);
+      const indivisible = aChain({ ...rangeChain, range: { below: day(9), indivisible: true } });
+      const { pageWorker, chains } = worker(indivisible);
+
+      // Act
+      await pageWorker.handle(pageMessage(indivisible, 0));
+      listing([a, b], false);
+      await worker(rangeChain).pageWorker.handle(pageMessage(rangeChain, 0));
+
+      // Assess
+      expect(s3.commandCalls(ListObjectsV2Command, { Delimiter: '/' })).toHaveLength(0);
+      expect(chains.split).not.toHaveBeenCalled();
+    });
+
+    it('lists its page again when the chain moved while it split', async () => {
+      // Prepare
+      full([1, 2, 3]);
+      const { pageWorker, chains } = worker(rangeChain);
+      chains.split.mockResolvedValueOnce(fenced());
+
+      // Act
+      await pageWorker.handle(pageMessage(rangeChain, 0));
+
+      // Assess
+      expect(chains.split).toHaveBeenCalledTimes(2);
+      expect(chains.recordListing).toHaveBeenCalledOnce();
+    });
   });
 
   it('hands the next page to the queue when more keys follow', async () => {

@@ -1,0 +1,58 @@
+import {
+  type ChainRecord,
+  type Cursor,
+  isInScope,
+  type ListedObject,
+  type PageRecord,
+} from '../core/index.ts';
+
+/** The record of a listed page: its range and what it holds (delete markers are not objects). */
+export function pageOf(
+  number: number,
+  after: Cursor | undefined,
+  objects: ListedObject[],
+): PageRecord | undefined {
+  const last = objects.at(-1);
+  if (!last) return undefined;
+  const counted = objects.filter((object) => !object.marker);
+  const versioned = last.versionId !== undefined;
+  return {
+    page: number,
+    ...(after ? { after } : {}),
+    lastKey: last.key,
+    ...(versioned
+      ? {
+          lastKeyVersions: objects
+            .filter((object) => object.key === last.key)
+            .map((object) => object.versionId ?? 'null'),
+        }
+      : {}),
+    count: counted.length,
+    bytes: counted.reduce((sum, object) => sum + object.size, 0),
+  };
+}
+
+/** True when a listed entry lies in a page's range (for its last key: one of its versions). */
+export function isInPage(object: ListedObject, page: PageRecord) {
+  if (object.key < page.lastKey) return true;
+  if (object.key > page.lastKey) return false;
+  return (
+    page.lastKeyVersions === undefined || page.lastKeyVersions.includes(object.versionId ?? 'null')
+  );
+}
+
+/**
+ * Nothing outside the deletion's own location is ever deleted, whatever a record says; for a
+ * partition deletion, nothing outside the partitions before its cutoff.
+ */
+export function assertInside(key: string, chain: Pick<ChainRecord, 'location' | 'before'>) {
+  const { location, before } = chain;
+  // A chain's prefix may be the location itself (a stream deletion with no child prefixes).
+  if (key === location && before === undefined) return;
+  if (!isInScope(key, { location, ...(before ? { before } : {}) })) {
+    const partitions = before ? ` (its partitions before ${before})` : '';
+    throw new Error(
+      `refusing to touch ${key}: outside the deletion's location ${location}${partitions}`,
+    );
+  }
+}

@@ -51,13 +51,28 @@ _SLOW_DOWN = (
 )
 
 
-def _admit(body: bytes) -> bool:
-    """Takes room for every key of a DeleteObjects body, or none if a partition lacks it."""
+_TRACE = os.environ.get("BENCH_THROTTLE_TRACE")
+
+
+def _trace(now, partition, count, admitted, level):
+    """With BENCH_THROTTLE_TRACE=<file>: one line per partition of each DeleteObjects."""
+    if _TRACE:
+        with open(_TRACE, "a") as out:
+            out.write(f"{now:.3f} {partition.decode()} {count} {int(admitted)} {level:.1f}\n")
+
+
+def _admit(body: bytes, sent_ms: str | None = None) -> bool:
+    """
+    Takes room for every key of a DeleteObjects body, or none if a partition lacks it. S3 counts
+    a request when it arrives; this emulator may take a request up long after (its threads share
+    one interpreter, and a ListObjectsV2 here reads the whole bucket), so a request stamped with
+    the time its client sent it (`x-bench-sent-at`, epoch milliseconds) is counted then.
+    """
     wanted: dict[bytes, int] = {}
     for key in _KEY.findall(body):
         partition = key[: key.rfind(b"/") + 1]
         wanted[partition] = wanted.get(partition, 0) + 1
-    now = time.monotonic()
+    now = float(sent_ms) / 1000 if sent_ms else time.time()
     with _throttle_lock:
         rate = _throttle["rate"]
         capacity = _throttle["burst"] or max(rate, 1000.0)
@@ -65,17 +80,22 @@ def _admit(body: bytes) -> bool:
         levels = {}
         for partition, count in wanted.items():
             level, at = buckets.get(partition, (capacity, now))
-            levels[partition] = min(capacity, level + (now - at) * rate)
+            # A request sent before one counted already refills nothing.
+            levels[partition] = min(capacity, level + max(0.0, now - at) * rate)
             if levels[partition] < count:
                 _throttle["refused"] += 1
+                _trace(now, partition, count, False, levels[partition])
                 return False
         for partition, count in wanted.items():
-            buckets[partition] = (levels[partition] - count, now)
+            _trace(now, partition, count, True, levels[partition])
+        for partition, count in wanted.items():
+            at = buckets.get(partition, (0, now))[1]
+            buckets[partition] = (levels[partition] - count, max(at, now))
         _throttle["admitted"] += 1
         _throttle["keys"] += sum(wanted.values())
         if not _throttle["first"]:
             _throttle["first"], _throttle["firstKeys"] = now, sum(wanted.values())
-        _throttle["last"] = now
+        _throttle["last"] = max(_throttle["last"], now)
         return True
 
 _cpu_lock = threading.Lock()
@@ -147,7 +167,7 @@ class BenchApplication(server.DomainDispatcherApplication):
             length = int(environ.get("CONTENT_LENGTH") or 0)
             body = environ["wsgi.input"].read(length)
             environ["wsgi.input"] = io.BytesIO(body)
-            if not _admit(body):
+            if not _admit(body, environ.get("HTTP_X_BENCH_SENT_AT")):
                 start_response(
                     "503 Slow Down",
                     [("Content-Type", "application/xml"), ("Content-Length", str(len(_SLOW_DOWN)))],

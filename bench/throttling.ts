@@ -1,4 +1,5 @@
 import { LocalStack } from '#lib/local/local-stack.ts';
+import type { Clients } from '#lib/support/index.ts';
 import { type BenchContext, seededStream, stackContext, TENANT } from './context.ts';
 import type { RequestCounter } from './counting.ts';
 import { letheDelete } from './deleters.ts';
@@ -33,6 +34,24 @@ interface ThrottleCounts {
   refused: number;
   keys: number;
   sustainedKeysPerSecond: number;
+}
+
+/**
+ * Stamps each delete request with the time it is sent (`x-bench-sent-at`): the simulated limit
+ * counts a request then, as S3 counts it when it arrives, and not when the emulator, busy with
+ * other requests, gets to it (which moved requests a chain spaced a slot apart to within a
+ * fraction of a second of each other).
+ */
+export function stampSendTime(clients: Clients): Clients {
+  clients.s3Deletes.middlewareStack.add(
+    (next) => async (args) => {
+      const request = args.request as { headers?: Record<string, string> };
+      if (request.headers) request.headers['x-bench-sent-at'] = String(Date.now());
+      return next(args);
+    },
+    { step: 'finalizeRequest', name: 'benchSentAt', priority: 'low' },
+  );
+  return clients;
 }
 
 async function throttle(s3Endpoint: string, keysPerSecond: number, burst = 0) {
@@ -73,6 +92,7 @@ export async function measureThrottling(
     s3Endpoint,
     port: 0,
     namePrefix: 'bench-throttle',
+    wrapClients: stampSendTime,
     settings: { ...parts.settings, LETHE_PAGE_SIZE: String(plan.pageSize) },
     ...(options.workerConcurrency ? { workerConcurrency: options.workerConcurrency } : {}),
     log,

@@ -12,6 +12,7 @@ import { startEmulators } from '#lib/local/emulator.ts';
 import { LocalStack } from '#lib/local/local-stack.ts';
 import { apiClient, parseLocation } from '../../test/helpers/http.ts';
 import { createSeeder, layout } from '../seeding.ts';
+import { stampSendTime } from '../throttling.ts';
 
 process.env.AWS_ACCESS_KEY_ID ??= 'test';
 process.env.AWS_SECRET_ACCESS_KEY ??= 'test';
@@ -41,6 +42,7 @@ const stack = await LocalStack.start({
   s3Endpoint: emulators.s3.endpoint,
   port: 0,
   namePrefix: 'slowdown',
+  ...(process.env.SLOWDOWN_PROCESSING_TIME ? {} : { wrapClients: stampSendTime }),
   sweepIntervalSeconds: 2,
   visibilityTimeoutSeconds: 10,
   settings: { LETHE_PAGE_SIZE: String(pageSize) },

@@ -20,21 +20,29 @@ import type { Chains, WorkSender } from './ports.ts';
  */
 export const PACE = {
   /**
-   * The pace after the first refusal of a paced chain: its first guess overshot, by how much
-   * is unknown, so the cut is deep.
+   * Pages a second of a chain's first pace (unless it ran long enough for the rate it kept to
+   * mean something): below any limit a first refusal suggests, so it is met again by rising.
    */
-  firstCut: 0.7,
+  firstPages: 0.5,
+  /** The pace after the first refusal of a paced chain (it rose past the limit by up to a step). */
+  firstCut: 0.85,
   /** The pace after a later refusal is this share of the pace refused. */
-  cut: 0.85,
+  cut: 0.9,
   /** Rise per admitted page, as a share of the pace, before any paced refusal. */
   rampUp: 0.05,
   /** Rise per admitted page once a paced refusal showed where the limit is. */
-  probe: 0.003,
+  probe: 0.002,
   /**
-   * An unpaced chain refused after running at least this long starts at the rate it kept; a
-   * younger one (its rate is mostly the partition's burst) starts at a page a second.
+   * An unpaced chain starts at the rate it kept with this much more time: a prefix admits a
+   * burst before it refuses, so what a young chain deleted overstates its rate; counting one
+   * burst's time more (about a second of S3's rate) discounts it, less so the longer it ran.
    */
-  measureAfterMs: 5_000,
+  burstMs: 1_000,
+  /**
+   * How long before its slot a paced chain's page may come off the queue and list: SQS delays
+   * are whole seconds, and a page that came exactly at its slot would delete a listing late.
+   */
+  leadMs: 500,
 } as const;
 
 export type Paced = Pick<ChainRecord, 'pace' | 'ceiling' | 'nextAt'>;
@@ -70,8 +78,8 @@ export interface Refusal {
 
 /**
  * The pace after S3 refused a page of `pageSize` keys. A paced chain cuts its pace; an unpaced
- * one starts at the rate it kept (what it deleted over how long it ran) when it ran long enough
- * for that to mean something, and otherwise at a page a second.
+ * one starts at the rate it kept (what it deleted over how long it ran, and a burst's time
+ * more), and at least at `PACE.firstPages`.
  */
 export function afterRefusal(
   chain: Paced & Pick<ChainRecord, 'objectsDeleted' | 'startedAt'>,
@@ -84,15 +92,15 @@ export function afterRefusal(
     pace = chain.pace * (chain.ceiling === undefined ? PACE.firstCut : PACE.cut);
   } else {
     const ran = chain.startedAt === undefined ? 0 : now - chain.startedAt;
-    const kept = ran >= PACE.measureAfterMs ? (chain.objectsDeleted * 1000) / ran : 0;
-    pace = Math.max(pageSize, kept);
+    const kept = (chain.objectsDeleted * 1000) / (ran + PACE.burstMs);
+    pace = Math.max(pageSize * PACE.firstPages, kept);
   }
   const slot = slotMs(pace, pageSize);
   return {
     pace,
     ...(paced ? { ceiling: chain.pace } : {}),
     // Whole seconds by SQS; the rest is slept out by the page's gate when it comes back.
-    retrySeconds: Math.min(MAX_DELAY_SECONDS, Math.floor(slot / 1000)),
+    retrySeconds: Math.min(MAX_DELAY_SECONDS, Math.floor(Math.max(0, slot - PACE.leadMs) / 1000)),
     nextAt: now + slot,
   };
 }
@@ -100,7 +108,7 @@ export function afterRefusal(
 const slotMs = (pace: number, keys: number) => (keys * 1000) / pace;
 
 export interface ChainPacerOptions {
-  readonly chains: Chains<'slowDown' | 'takeSlot'>;
+  readonly chains: Chains<'get' | 'slowDown' | 'takeSlot'>;
   readonly queue: WorkSender;
   /** Keys a page holds at most. */
   readonly pageSize: number;
@@ -108,12 +116,19 @@ export interface ChainPacerOptions {
   readonly sleep?: (ms: number) => Promise<void>;
 }
 
-/** What a page does about its chain's pace: go now, read the chain again, or come back later. */
-export type Gate = { go: 'now' } | { go: 'again' } | { go: 'later'; seconds: number };
+/** Whether a page lists now, or comes back later (its slot is 1.5 s or more away). */
+export type Gate = { go: 'now' } | { go: 'later'; seconds: number };
+
+/** Whether a listed page deletes now (its chain as it took the slot), later, or never. */
+export type Turn =
+  | { go: 'now'; chain: ChainRecord }
+  | { go: 'later'; seconds: number }
+  | { go: 'gone' };
 
 /**
- * The page worker's side of pacing: waits for a chain's slot (whole seconds by SQS delay, the
- * rest slept), takes the slot for a page sent back, and slows the chain down on a refusal.
+ * The page worker's side of pacing: a page of a paced chain lists up to 1.5 s before its
+ * slot (further off, it comes back by SQS delay), sleeps out the rest after listing, and takes
+ * the slot with one conditional write just before it deletes; a refusal slows the chain down.
  */
 export class ChainPacer {
   readonly #chains: ChainPacerOptions['chains'];
@@ -134,38 +149,44 @@ export class ChainPacer {
     return this.#clock.now().getTime();
   }
 
-  /**
-   * Waits for the chain's slot. A second or more away: the message is sent again, delayed by
-   * the whole seconds. Less: slept out, after which the chain must be read again, for S3 may
-   * have slowed it meanwhile.
-   */
+  /** A slot 1.5 s or more away: the message is sent again, delayed to arrive before it. */
   async gate(chain: ChainRecord, message: PageMessage): Promise<Gate> {
-    const wait = paceWait(chain, this.now());
-    if (wait === 0) return { go: 'now' };
-    if (wait >= 1000) {
-      const seconds = this.delayTo(chain.nextAt);
-      await this.#queue.send([message], seconds);
-      return { go: 'later', seconds };
-    }
-    await this.#sleep(wait);
-    return { go: 'again' };
+    if (paceWait(chain, this.now()) < 1000 + PACE.leadMs) return { go: 'now' };
+    const seconds = this.delayTo(chain.nextAt);
+    await this.#queue.send([message], seconds);
+    return { go: 'later', seconds };
   }
 
   /**
-   * A page sent back after a refusal takes its chain's slot before it deletes: one conditional
-   * write, so two pages never share a slot. False when another page took it first.
+   * Waits for a listed page's slot and takes it: one conditional write, so two pages never
+   * share a slot; a page that loses it reads the chain again and waits for the next. A slot
+   * 1.5 s or more away (S3 slowed the chain meanwhile) sends the page back for it. An
+   * unpaced chain goes at once, with no write.
    */
-  async takeSlot(chain: ChainRecord, page: PageRecord): Promise<boolean> {
-    const now = this.now();
-    const next = nextSlot(chain, page.count, now);
-    if (next === undefined) return true;
-    return this.#chains.takeSlot(chain, now, next);
+  async turn(chain: ChainRecord, page: PageRecord): Promise<Turn> {
+    let current = chain;
+    for (;;) {
+      if (current.pace === undefined) return { go: 'now', chain: current };
+      const wait = paceWait(current, this.now());
+      if (wait >= 1000 + PACE.leadMs) {
+        const seconds = this.delayTo(current.nextAt);
+        await this.#queue.send([{ ...pageMessage(current, page.page), handedOn: true }], seconds);
+        return { go: 'later', seconds };
+      }
+      if (wait > 0) await this.#sleep(wait);
+      const now = this.now();
+      const next = nextSlot(current, page.count, now) ?? now;
+      if (await this.#chains.takeSlot(current, now, next)) return { go: 'now', chain: current };
+      const fresh = await this.#chains.get(current, current.chainId);
+      if (!fresh) return { go: 'gone' };
+      current = fresh;
+    }
   }
 
   /** The delay, in whole seconds, of a message for the chain's slot at `nextAt`. */
   delayTo(nextAt: number | undefined): number {
     if (nextAt === undefined) return 0;
-    const seconds = Math.floor((nextAt - this.now()) / 1000);
+    const seconds = Math.floor((nextAt - PACE.leadMs - this.now()) / 1000);
     return Math.min(MAX_DELAY_SECONDS, Math.max(0, seconds));
   }
 

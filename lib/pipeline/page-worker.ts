@@ -18,7 +18,7 @@ import { failpoint } from '../support/index.ts';
 import type { KeyBudget } from './budget.ts';
 import type { DeletionFence } from './fence.ts';
 import type { Finalizer } from './finalizer.ts';
-import { ChainPacer, nextSlot, paceRise, paceWait } from './pace.ts';
+import { ChainPacer, nextSlot, paceRise } from './pace.ts';
 import { assertInside, isInPage, pageOf } from './page-records.ts';
 import type { Chains, Deleter, Deletions, Failures, ObjectStore, WorkSender } from './ports.ts';
 
@@ -108,10 +108,9 @@ export class PageWorker {
     assertInside(chain.prefix, chain);
     if (chain.lastPage >= message.page) return this.#resume(chain, message);
     if (chain.lastPage !== message.page - 1 || chain.ended) return { outcome: 'stale' };
-    // A chain S3 has slowed down lists no sooner than its pace allows.
+    // A chain S3 has slowed down lists no sooner than 1.5 s before its slot.
     const gate = await this.#pacer.gate(chain, message);
     if (gate.go === 'later') return { outcome: 'deferred', seconds: gate.seconds };
-    if (gate.go === 'again') return this.#page(message);
     // The bucket's key budget, taken before listing: a chain never lists ahead of it.
     const later = (await this.#budget?.take(chain.bucket)) ?? 0;
     if (later > 0) {
@@ -135,17 +134,10 @@ export class PageWorker {
     const page = pageOf(message.page, chain.cursor, listing.objects);
     const now = this.#pacer.now();
     const nextAt = nextSlot(chain, listing.objects.length, now);
-    const listed = await this.#chains.recordListing(chain, message.page, page, listing.next, {
-      now,
-      nextAt,
-    });
+    const listed = await this.#chains.recordListing(chain, message.page, page, listing.next, now);
     if (listed.status !== 'ok') {
       const current = listed.current ?? (await this.#chains.get(message, message.chainId));
-      if (!current) return { outcome: 'stale' };
-      // Not listed by anyone: S3 slowed the chain while this page was listing.
-      const slowed = current.lastPage === message.page - 1 && !current.ended;
-      if (slowed && paceWait(current, now) > 0) return this.#page(message);
-      return this.#resume(current, message);
+      return current ? this.#resume(current, message) : { outcome: 'stale' };
     }
     failpoint('worker.before-next-page');
     // Pipelining: the next page is listed by another worker while this one deletes.
@@ -155,7 +147,7 @@ export class PageWorker {
       await this.#finalizer.settle(listed.item);
       return { outcome: 'chain-ended' };
     }
-    return this.#deleteAndCount(listed.item, page, listing.objects, chain.cutAt);
+    return this.#deleteInTurn(listed.item, page, listing.objects);
   }
 
   /** Finishes a page that was listed before (a redelivery after a crash, or a duplicate). */
@@ -171,21 +163,29 @@ export class PageWorker {
     if (chain.lastPage === pageNumber && !chain.ended && !message.handedOn) {
       await this.#sendPage(chain, pageNumber + 1, chain.nextAt);
     }
-    // A page S3 sent back waits for its chain's slot, like a page listed anew.
-    if (message.handedOn) {
-      const gate = await this.#pacer.gate(chain, message);
-      if (gate.go === 'later') return { outcome: 'deferred', seconds: gate.seconds };
-      if (gate.go === 'again') return this.#page(message);
-    }
+    // A page S3 sent back lists again no sooner than 1.5 s before its chain's slot.
+    const gate = await this.#pacer.gate(chain, message);
+    if (gate.go === 'later') return { outcome: 'deferred', seconds: gate.seconds };
     const listing = await this.#list(chain, page.after);
     // Only what is left of this page's own range: entries deleted before the crash are gone.
     const remaining = listing.objects.filter((object) => isInPage(object, page));
     for (const object of remaining) assertInside(object.key, chain);
-    // Its slot is taken just before it deletes, as a new page's listing takes it.
-    if (message.handedOn && !(await this.#pacer.takeSlot(chain, page))) {
-      return this.#page(message);
-    }
-    return this.#deleteAndCount(chain, page, remaining, chain.cutAt);
+    return this.#deleteInTurn(chain, page, remaining);
+  }
+
+  /**
+   * A paced chain's page deletes in its turn: at its slot, taken just before the request, so
+   * the time between two deletes of a chain is its pace's and not the listing's latency.
+   */
+  async #deleteInTurn(
+    chain: ChainRecord,
+    page: PageRecord,
+    objects: ListedObject[],
+  ): Promise<WorkOutcome> {
+    const turn = await this.#pacer.turn(chain, page);
+    if (turn.go === 'later') return { outcome: 'deferred', seconds: turn.seconds };
+    if (turn.go === 'gone') return { outcome: 'stale' };
+    return this.#deleteAndCount(turn.chain, page, objects, turn.chain.cutAt);
   }
 
   /** The chain's next page after `after` (its range's start before the first), cut to its range. */

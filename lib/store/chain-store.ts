@@ -135,22 +135,20 @@ export class ChainStore {
   /**
    * Records that page `pageNumber` was listed (or, without a page, that the chain listed
    * empty): the cursor moves to `next` and the page joins the open pages. One conditional
-   * write on the chain, so only one listing of a page number can win, and none before a paced
-   * chain's slot. The first listing stamps the chain's start; a paced chain's listing sets when
-   * the next may follow.
+   * write on the chain, so only one listing of a page number can win. The first listing
+   * stamps the chain's start (`now`).
    */
   async recordListing(
     chain: ChainRecord,
     pageNumber: number,
     page: PageRecord | undefined,
     next: Cursor | undefined,
-    timing: { now: number; nextAt?: number | undefined } = { now: Date.now() },
+    now = Date.now(),
   ): Promise<Outcome<ChainRecord>> {
     const sets = ['lastPage = :page', 'ended = :ended'];
     if (next) sets.push('#cursor = :cursor');
     if (page) sets.push('#open.#page = :record');
     if (pageNumber === 0) sets.push('startedAt = :now');
-    if (timing.nextAt !== undefined) sets.push('nextAt = :nextAt');
     const written = await this.#table.update<ChainRecord>(this.#key(chain), {
       update: `SET ${sets.join(', ')}`,
       names: {
@@ -162,13 +160,11 @@ export class ChainStore {
         ':ended': next === undefined,
         ...(next ? { ':cursor': next } : {}),
         ...(page ? { ':record': page } : {}),
-        ...(timing.nextAt !== undefined ? { ':nextAt': Math.ceil(timing.nextAt) } : {}),
+        ...(pageNumber === 0 ? { ':now': now } : {}),
       },
       condition: {
-        // A paced chain lists no page before its slot (a refusal may have moved it meanwhile).
-        expression:
-          'lastPage = :previous AND ended = :false AND (attribute_not_exists(nextAt) OR nextAt <= :now)',
-        values: { ':previous': pageNumber - 1, ':false': false, ':now': timing.now },
+        expression: 'lastPage = :previous AND ended = :false',
+        values: { ':previous': pageNumber - 1, ':false': false },
       },
     });
     return written.ok ? ok(written.item) : duplicate(written.old);

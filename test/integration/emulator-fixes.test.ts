@@ -35,6 +35,7 @@ import {
   DeleteMessageBatchCommand,
   ReceiveMessageCommand,
   SendMessageBatchCommand,
+  SendMessageCommand,
   SQSClient,
 } from '@aws-sdk/client-sqs';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -501,7 +502,7 @@ describe('patch s3-delete-objects-malformed-xml: DeleteObjects answers 400 Malfo
   });
 });
 
-describe('patch sqs-receive-lock: one receive at a time per queue', () => {
+describe('patch sqs-receive-lock: one receive at a time per queue, woken when a message is due', () => {
   const sqs = new SQSClient({ maxAttempts: 1 });
 
   it('SQS: a received message stays invisible to other receives for its visibility timeout (200 messages, 20 concurrent receivers)', async () => {
@@ -555,5 +556,26 @@ describe('patch sqs-receive-lock: one receive at a time per queue', () => {
     const twice = [...received].filter(([, count]) => count > 1).map(([body]) => body);
     expect(twice).toEqual([]);
     expect(received.size).toBe(200);
+  });
+
+  it('SQS: a long poll receives a delayed message when its delay ends, not at its next second', async () => {
+    const { QueueUrl } = await sqs.send(
+      new CreateQueueCommand({ QueueName: `fixes-delayed-${run}` }),
+    );
+    // The message is sent 0.1 s into the poll: moto's poll, woken each second from its start,
+    // would see it only at 3 s, 0.9 s after its 2 s delay ended.
+    const polled = Date.now();
+    const receiving = sqs.send(
+      new ReceiveMessageCommand({ QueueUrl, MaxNumberOfMessages: 1, WaitTimeSeconds: 10 }),
+    );
+    await sleep(100);
+    const sent = Date.now();
+    await sqs.send(new SendMessageCommand({ QueueUrl, MessageBody: 'late?', DelaySeconds: 2 }));
+    const { Messages = [] } = await receiving;
+    const late = Date.now() - (sent + 2000);
+
+    expect(Messages.map((message) => message.Body)).toEqual(['late?']);
+    expect(sent - polled).toBeLessThan(500);
+    expect(late).toBeLessThan(500);
   });
 });

@@ -96,6 +96,11 @@ sqs-receive-lock
     messages with 20 concurrent receivers).
     Fix: one receive at a time takes messages (a lock around each pass over the queue); long
     polls wait between passes outside the lock, as moto's own loop does.
+    AWS: a long poll receives a delayed message when its delay ends (and an in-flight one when
+    its visibility timeout does). moto 5.2.1: a long poll waits in slices of a second, woken
+    only by a new message, so a message whose delay ended waited up to a second more (a paced
+    chain's page, handed on with a delay to its slot, came late by half a second on average).
+    Fix: a long poll's wait ends when the queue's next delayed or in-flight message is due.
 """
 
 import sys
@@ -483,6 +488,19 @@ def _s3_delete_objects_malformed_xml():
 _receive_lock = threading.Lock()
 
 
+def _until_next_available(queue):
+    """Seconds until the queue's next delayed or in-flight message can be received."""
+    from moto.core.utils import unix_time_millis
+
+    now = unix_time_millis()
+    due = [
+        max(message.delayed_until, message.visible_at)
+        for message in list(queue._messages)
+        if message.delayed or not message.visible
+    ]
+    return max(0.01, (min(due) - now) / 1000) if due else 1
+
+
 @_patch("sqs-receive-lock")
 def _sqs_receive_lock():
     from moto.sqs.models import SQSBackend
@@ -496,7 +514,8 @@ def _sqs_receive_lock():
                 remaining = deadline - time.time()
                 if messages or remaining <= 0:
                     return messages
-                self.get_queue(queue_name).wait_for_messages(min(1, remaining))
+                queue = self.get_queue(queue_name)
+                queue.wait_for_messages(min(1, remaining, _until_next_available(queue)))
 
         return receive
 

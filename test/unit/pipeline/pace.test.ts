@@ -18,15 +18,23 @@ describe('pace', () => {
     expect(paceRise({})).toBe(0);
   });
 
-  it('starts a young chain S3 refused at a page a second', () => {
-    const refusal = afterRefusal({ objectsDeleted: 1000, startedAt: 0 }, PAGE, 200);
+  it('starts a chain refused before it deleted anything at half a page a second', () => {
+    const refusal = afterRefusal({ objectsDeleted: 0, startedAt: 0 }, PAGE, 200);
 
-    expect(refusal).toEqual({ pace: 1000, retrySeconds: 1, nextAt: 200 + 1000 });
+    // Back half a second before its slot: SQS delays are whole seconds.
+    expect(refusal).toEqual({ pace: 500, retrySeconds: 1, nextAt: 200 + 2000 });
   });
 
-  it('starts a chain that ran long enough at the rate it kept', () => {
-    // 40,000 keys in 10 s: 4,000 keys a second.
-    const refusal = afterRefusal({ objectsDeleted: 40_000, startedAt: 0 }, PAGE, 10_000);
+  it('starts a young chain at what it deleted over the time it ran and a burst more', () => {
+    // A page in 0.2 s: 1,000 keys over 1.2 s.
+    const refusal = afterRefusal({ objectsDeleted: 1000, startedAt: 0 }, PAGE, 200);
+
+    expect(refusal.pace).toBeCloseTo(1000 / 1.2);
+  });
+
+  it('starts a chain at the rate it kept, counting a burst more time', () => {
+    // 44,000 keys in 10 s, and a second more: 4,000 keys a second.
+    const refusal = afterRefusal({ objectsDeleted: 44_000, startedAt: 0 }, PAGE, 10_000);
 
     expect(refusal.pace).toBe(4000);
     expect(refusal.ceiling).toBeUndefined();
@@ -38,9 +46,9 @@ describe('pace', () => {
 
     // The first paced refusal cuts deep (the first guess overshot); later ones cut less.
     expect(first).toMatchObject({ pace: 2000 * PACE.firstCut, ceiling: 2000 });
-    // A page at 1,700 keys a second is 0.59 s: sent back at once, the rest slept out.
+    // A page at 1,800 keys a second is 0.56 s: sent back at once, the rest slept out.
     expect(refusal).toMatchObject({ pace: 2000 * PACE.cut, ceiling: 2000, retrySeconds: 0 });
-    expect(refusal.nextAt).toBeCloseTo(1000 / 1.7);
+    expect(refusal.nextAt).toBeCloseTo(1000 / 1.8);
     expect(paceRise(refusal)).toBeCloseTo(refusal.pace * PACE.probe);
     expect(paceRise({ pace: 2000 })).toBeCloseTo(2000 * PACE.rampUp);
   });

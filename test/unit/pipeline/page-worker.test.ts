@@ -34,8 +34,8 @@ const version = (listed: ListedObject, versionId: string): ListedObject => ({
   versionId,
 });
 
-/** The timing an unpaced chain's listing records: its time, no next slot. */
-const unpaced = { now: expect.any(Number), nextAt: undefined };
+/** The time a listing records (the chain's start, on its first page). */
+const listedAt = expect.any(Number);
 
 /** The message for page `page` of the test chain. */
 const page = (number: number) => pageMessage(aChain(), number);
@@ -293,7 +293,7 @@ describe('PageWorker.handle, a page', () => {
       1,
       { page: 1, after: { key: a.key }, lastKey: d.key, count: 3, bytes: 90 },
       { key: d.key },
-      unpaced,
+      listedAt,
     );
   });
 
@@ -768,7 +768,7 @@ describe('PageWorker.handle, a page of a versioned chain', () => {
       0,
       { page: 0, lastKey: b.key, lastKeyVersions: ['v3', 'v2'], count: 3, bytes: 50 },
       { key: b.key, versionId: 'v2' },
-      unpaced,
+      listedAt,
     );
   });
 
@@ -1059,7 +1059,7 @@ describe('PageWorker.handle, at the end of a chain', () => {
       0,
       undefined,
       undefined,
-      unpaced,
+      listedAt,
     );
     expect(finalizer.settle).toHaveBeenCalledExactlyOnceWith(
       expect.objectContaining({ lastPage: 0, ended: true }),
@@ -1133,7 +1133,7 @@ describe('PageWorker.handle, a chain S3 slows down', () => {
     });
 
   it('slows the chain, and sends the open page back for its slot, when S3 answers SlowDown', async () => {
-    // Prepare: an unpaced chain (pageSize 3) whose first DeleteObjects is refused.
+    // Prepare: an listedAt chain (pageSize 3) whose first DeleteObjects is refused.
     const { pageWorker, chains, deleter, queue } = worker(aChain(), undefined, {
       clock: clockOf(() => new Date(NOW)),
     });
@@ -1143,11 +1143,12 @@ describe('PageWorker.handle, a chain S3 slows down', () => {
     // Act
     const result = await pageWorker.handle(page(0));
 
-    // Assess: a page a second (3 keys/s), the page again in one second, nothing counted.
-    expect(result).toEqual({ outcome: 'slowed', seconds: 1, pace: 3 });
+    // Assess: half a page a second (1.5 keys/s): the slot two seconds on, the page again a
+    // second before it (whole seconds, up to 1.5 s early), nothing counted.
+    expect(result).toEqual({ outcome: 'slowed', seconds: 1, pace: 2 });
     expect(chains.slowDown).toHaveBeenCalledExactlyOnceWith(
       expect.anything(),
-      { pace: 3, retrySeconds: 1, nextAt: NOW + 1000, cutAt: NOW },
+      { pace: 1.5, retrySeconds: 1, nextAt: NOW + 2000, cutAt: NOW },
       undefined,
     );
     expect(queue.send).toHaveBeenCalledWith([{ ...page(0), handedOn: true }], 1);
@@ -1178,7 +1179,7 @@ describe('PageWorker.handle, a chain S3 slows down', () => {
     await pageWorker.handle(page(0));
 
     // Assess
-    expect(chains.slowDown.mock.calls[0]?.[1]).toMatchObject({ pace: 17, ceiling: 20 });
+    expect(chains.slowDown.mock.calls[0]?.[1]).toMatchObject({ pace: 18, ceiling: 20 });
   });
 
   it('lets any other failure of the deleter through, so the message is redelivered', async () => {
@@ -1192,26 +1193,27 @@ describe('PageWorker.handle, a chain S3 slows down', () => {
     expect(chains.slowDown).not.toHaveBeenCalled();
   });
 
-  it("defers the page's message, listing nothing, when the chain's slot is a second or more away", async () => {
+  it("defers the page's message, listing nothing, when the chain's slot is 1.5 s or more away", async () => {
     // Prepare
-    const { pageWorker, queue, chains } = paced({ nextAt: NOW + 2500 });
+    const { pageWorker, queue, chains } = paced({ nextAt: NOW + 3000 });
 
     // Act
     const result = await pageWorker.handle(page(0));
 
-    // Assess: whole seconds by SQS, the rest slept when the message comes back.
+    // Assess: back in whole seconds, 0.5 to 1.5 s before its slot, to list and then wait.
     expect(result).toEqual({ outcome: 'deferred', seconds: 2 });
     expect(queue.send).toHaveBeenCalledExactlyOnceWith([page(0)], 2);
     expect(chains.recordListing).not.toHaveBeenCalled();
   });
 
-  it('sleeps out a slot less than a second away, then lists', async () => {
+  it('lists at once when its slot is less than 1.5 s away, then sleeps it out and takes it before it deletes', async () => {
     // Prepare: a clock that the sleep moves on.
     let now = NOW;
     const sleep = vi.fn(async (ms: number) => {
       now += ms;
     });
-    const { pageWorker, chains } = worker(aChain({ pace: 3, nextAt: NOW + 400 }), undefined, {
+    const chain = aChain({ pace: 3, nextAt: NOW + 400 });
+    const { pageWorker, chains, deleter } = worker(chain, undefined, {
       clock: clockOf(() => new Date(now)),
       sleep,
     });
@@ -1220,16 +1222,25 @@ describe('PageWorker.handle, a chain S3 slows down', () => {
     // Act
     await pageWorker.handle(page(0));
 
-    // Assess: the chain is read again after the sleep (S3 may have slowed it meanwhile).
+    // Assess: listed before the sleep; the slot taken at its time, the next a key's time on.
+    expect(chains.recordListing.mock.invocationCallOrder[0]).toBeLessThan(
+      sleep.mock.invocationCallOrder[0] ?? 0,
+    );
     expect(sleep).toHaveBeenCalledExactlyOnceWith(400);
-    expect(chains.get).toHaveBeenCalledTimes(2);
-    expect(chains.recordListing).toHaveBeenCalledOnce();
+    expect(chains.takeSlot).toHaveBeenCalledExactlyOnceWith(
+      expect.objectContaining({ chainId: chain.chainId }),
+      NOW + 400,
+      NOW + 400 + 1000 / 3,
+    );
+    expect(chains.takeSlot.mock.invocationCallOrder[0]).toBeLessThan(
+      deleter.deletePage.mock.invocationCallOrder[0] ?? 0,
+    );
   });
 
-  it('defers the page after its sleep when S3 slowed the chain meanwhile', async () => {
-    // Prepare: the first read says 400 ms; by the second, a refusal moved the slot 3 s on.
+  it('reads the chain again when another page took the slot, and sends the page back when the next is 1.5 s or more away', async () => {
+    // Prepare: the slot is taken by another page; by the second read, a refusal moved it 3 s on.
     let now = NOW;
-    const { pageWorker, chains, queue } = worker(
+    const { pageWorker, chains, queue, deleter } = worker(
       aChain({ pace: 3, nextAt: NOW + 400 }),
       undefined,
       {
@@ -1239,19 +1250,23 @@ describe('PageWorker.handle, a chain S3 slows down', () => {
         },
       },
     );
+    listing([a], false);
+    chains.takeSlot.mockResolvedValueOnce(false);
     chains.get.mockResolvedValueOnce(aChain({ pace: 3, nextAt: NOW + 400 }));
-    chains.get.mockResolvedValueOnce(aChain({ pace: 2, nextAt: NOW + 3400 }));
+    chains.get.mockResolvedValueOnce(aChain({ pace: 2, nextAt: NOW + 3400, lastPage: 0 }));
 
     // Act
     const result = await pageWorker.handle(page(0));
 
-    // Assess
-    expect(result).toEqual({ outcome: 'deferred', seconds: 3 });
-    expect(queue.send).toHaveBeenCalledExactlyOnceWith([page(0)], 3);
-    expect(chains.recordListing).not.toHaveBeenCalled();
+    // Assess: listed and recorded, not deleted; back up to 1.5 s before the slot (in 2 s), not
+    // to hand on page 1 again.
+    expect(result).toEqual({ outcome: 'deferred', seconds: 2 });
+    expect(queue.send).toHaveBeenCalledWith([{ ...page(0), handedOn: true }], 2);
+    expect(chains.recordListing).toHaveBeenCalledOnce();
+    expect(deleter.deletePage).not.toHaveBeenCalled();
   });
 
-  it("records when the next page may follow, and delays the next page's message to it", async () => {
+  it("takes the slot and the next one, and delays the next page's message to it", async () => {
     // Prepare: 3 keys a second, 3 keys listed: the next page a second later.
     const { pageWorker, chains, queue } = paced({ pace: 1.5 });
     listing([a, b, c], true);
@@ -1259,9 +1274,9 @@ describe('PageWorker.handle, a chain S3 slows down', () => {
     // Act
     await pageWorker.handle(page(0));
 
-    // Assess: 3 keys at 1.5 keys/s: the next page two seconds later.
-    expect(chains.recordListing.mock.calls[0]?.[4]).toEqual({ now: NOW, nextAt: NOW + 2000 });
-    expect(queue.send).toHaveBeenCalledWith([page(1)], 2);
+    // Assess: 3 keys at 1.5 keys/s: the next slot two seconds later, its page a second sooner.
+    expect(chains.takeSlot).toHaveBeenCalledExactlyOnceWith(expect.anything(), NOW, NOW + 2000);
+    expect(queue.send).toHaveBeenCalledWith([page(1)], 1);
   });
 
   it('raises the pace of a paced chain by each page S3 admits', async () => {
@@ -1287,7 +1302,8 @@ describe('PageWorker.handle, a chain S3 slows down', () => {
     await pageWorker.handle(page(0));
 
     // Assess
-    expect(chains.recordListing.mock.calls[0]?.[4]).toEqual({ now: NOW, nextAt: undefined });
+    expect(chains.recordListing.mock.calls[0]?.[4]).toBe(NOW);
+    expect(chains.takeSlot).not.toHaveBeenCalled();
     expect(queue.send).toHaveBeenCalledExactlyOnceWith([page(1)]);
     expect(chains.completePage.mock.calls[0]?.[3]).toBe(0);
   });

@@ -493,7 +493,7 @@ function shapesSection(results: Results): string[] {
   return [
     '## Shapes',
     '',
-    `The same ${n(shapes.narrow.objectsPerStream * shapes.narrow.streams)} objects deleted three ways on the stack of the last throughput run, each shape seeded first and every DELETE sent at once, timed to the last deletion COMPLETED as the client saw it. Time should follow the work (pages, objects), not the shape: a chain per partition and a deletion per stream each cost bookkeeping of their own, which is what the wide and many shapes weigh.`,
+    `The same ${n(shapes.narrow.objectsPerStream * shapes.narrow.streams)} objects deleted three ways on the stack of the last throughput run, each shape seeded first and every DELETE sent at once, timed from the first DELETE sent to the last deletion's \`completedAt\` (the stack's clock, this machine), all of them watched with one query of the tenant's list index a poll. Time should follow the work (pages, objects), not the shape: a chain and a deletion each cost bookkeeping of their own, which is what the wide and many shapes weigh (small partitions are taken in runs of about a page, so the wide stream has few chains; each of the many streams is a deletion of its own).`,
     '',
     table(
       [

@@ -163,8 +163,9 @@ export class PageWorker {
     if (chain.lastPage === pageNumber && !chain.ended && !message.handedOn) {
       await this.#sendPage(chain, pageNumber + 1, chain.nextAt);
     }
-    // A page S3 sent back lists again no sooner than 1.5 s before its chain's slot.
-    const gate = await this.#pacer.gate(chain, message);
+    // It lists again no sooner than 1.5 s before its chain's slot; the next page is handed on
+    // by now, so a message sent back for the slot says so.
+    const gate = await this.#pacer.gate(chain, { ...message, handedOn: true });
     if (gate.go === 'later') return { outcome: 'deferred', seconds: gate.seconds };
     const listing = await this.#list(chain, page.after);
     // Only what is left of this page's own range: entries deleted before the crash are gone.

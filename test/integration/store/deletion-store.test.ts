@@ -221,10 +221,12 @@ describe.skipIf(process.env.LETHE_TEST_API_URL)('DeletionStore over DynamoDB', (
   });
 
   it('lists open deletions by last progress for the sweeper, and claims a stale one once', async () => {
-    const old = await aDeletionIn('RUNNING', { updatedAt: '2000-01-01T00:00:00.000Z' });
+    // Fresh to the stack's own sweeper (it would claim a deletion it finds stale, racing the
+    // claims under test), stale to a cutoff a day ahead.
+    const old = await aDeletionIn('RUNNING', { updatedAt: new Date().toISOString() });
 
     const stale = [];
-    for await (const deletion of stores.index.stale(new Date('2000-01-02T00:00:00.000Z'))) {
+    for await (const deletion of stores.index.stale(new Date(Date.now() + 86_400_000))) {
       stale.push(deletion.deletionId);
     }
     const claims = await Promise.all([

@@ -1169,6 +1169,28 @@ describe('PageWorker.handle, a chain S3 slows down', () => {
     expect(queue.send).not.toHaveBeenCalled();
   });
 
+  it('sends a redelivered page back for its slot marked as handed on, so its return hands on nothing again', async () => {
+    // Prepare: page 1 is open and the last listed page; its slot is 3 s away.
+    const open = aPage({ page: 1, lastKey: c.key });
+    const { pageWorker, queue, deleter } = paced({
+      lastPage: 1,
+      open: { '1': open },
+      nextAt: NOW + 3000,
+    });
+
+    // Act
+    const result = await pageWorker.handle(page(1));
+
+    // Assess: page 2 handed on once (the run that listed page 1 may have died first), and
+    // page 1 back for its slot, marked.
+    expect(result).toEqual({ outcome: 'deferred', seconds: 2 });
+    expect(queue.send.mock.calls.map(([messages]) => messages)).toEqual([
+      [page(2)],
+      [{ ...page(1), handedOn: true }],
+    ]);
+    expect(deleter.deletePage).not.toHaveBeenCalled();
+  });
+
   it('cuts the pace of a paced chain, and remembers the pace S3 refused', async () => {
     // Prepare
     const { pageWorker, chains, deleter } = paced({ pace: 20, ceiling: 25 });

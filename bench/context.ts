@@ -1,6 +1,6 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { S3Client } from '@aws-sdk/client-s3';
-import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { type DynamoDBDocumentClient, GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import type { LocalStack } from '#lib/local/local-stack.ts';
 import { documentClient, keys, LIST_INDEX } from '#lib/store/index.ts';
 import { type ApiClient, apiClient, parseLocation } from '../test/helpers/http.ts';
@@ -117,24 +117,11 @@ export function stackContext(
       const started = performance.now();
       while (waiting.size > 0) {
         await new Promise((resolve) => setTimeout(resolve, WATCH_POLL_MS));
-        let start: Record<string, unknown> | undefined;
-        do {
-          const page = await table.send(
-            new QueryCommand({
-              TableName: stack.resources.tableName,
-              IndexName: LIST_INDEX,
-              KeyConditionExpression: 'listPk = :tenant',
-              ExpressionAttributeValues: { ':tenant': `TENANT#${tenant}` },
-              ExclusiveStartKey: start,
-            }),
-          );
-          for (const item of page.Items ?? []) {
-            if (!waiting.has(item.deletionId)) continue;
-            if (item.state === 'FAILED') throw new Error(`deletion ${item.deletionId} FAILED`);
-            if (item.state === 'COMPLETED') waiting.delete(item.deletionId);
-          }
-          start = page.LastEvaluatedKey;
-        } while (start);
+        for await (const item of listedDeletions(table, stack.resources.tableName, tenant)) {
+          if (!waiting.has(item.deletionId)) continue;
+          if (item.state === 'FAILED') throw new Error(`deletion ${item.deletionId} FAILED`);
+          if (item.state === 'COMPLETED') waiting.delete(item.deletionId);
+        }
         if (performance.now() - started > WATCH_TIMEOUT_MS) {
           throw new Error(`${waiting.size} deletions not COMPLETED after ${WATCH_TIMEOUT_MS} ms`);
         }
@@ -145,6 +132,31 @@ export function stackContext(
       return records.filter((record): record is DeletionView => record?.state === 'COMPLETED');
     },
   };
+}
+
+/**
+ * A tenant's deletions as the list index holds them (keys and state), every page of it: one
+ * query a page, however many deletions a watcher waits for.
+ */
+export async function* listedDeletions(
+  table: DynamoDBDocumentClient,
+  tableName: string,
+  tenant: string,
+): AsyncGenerator<{ deletionId: string; state: string }> {
+  let start: Record<string, unknown> | undefined;
+  do {
+    const page = await table.send(
+      new QueryCommand({
+        TableName: tableName,
+        IndexName: LIST_INDEX,
+        KeyConditionExpression: 'listPk = :tenant',
+        ExpressionAttributeValues: { ':tenant': `TENANT#${tenant}` },
+        ExclusiveStartKey: start,
+      }),
+    );
+    for (const item of page.Items ?? []) yield item as { deletionId: string; state: string };
+    start = page.LastEvaluatedKey;
+  } while (start);
 }
 
 const WATCH_POLL_MS = 100;

@@ -8,12 +8,11 @@
 import { resolve } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
-import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { startEmulators, startMoto } from '#lib/local/emulator.ts';
 import { LocalStack } from '#lib/local/local-stack.ts';
-import { documentClient, LIST_INDEX } from '#lib/store/index.ts';
+import { documentClient } from '#lib/store/index.ts';
 import { apiClient, parseLocation } from '../../test/helpers/http.ts';
-import { emulatorProfiler } from '../context.ts';
+import { emulatorProfiler, listedDeletions } from '../context.ts';
 import { RequestCounter } from '../counting.ts';
 import { createSeeder } from '../seeding.ts';
 
@@ -118,59 +117,39 @@ async function completed(tenant: string, ids: string[], what = 'deletions') {
       }
       continue;
     }
-    let start: Record<string, unknown> | undefined;
-    do {
-      const page = await table.send(
-        new QueryCommand({
-          TableName: stack.resources.tableName,
-          IndexName: LIST_INDEX,
-          KeyConditionExpression: 'listPk = :tenant',
-          ExpressionAttributeValues: { ':tenant': `TENANT#${tenant}` },
-          ExclusiveStartKey: start,
-        }),
-      );
-      for (const item of page.Items ?? []) {
-        if (states.get(item.deletionId) !== item.state) {
-          states.set(item.deletionId, item.state);
-          seen.set(item.state, [...(seen.get(item.state) ?? []), performance.now() - begun]);
-        }
-        if (item.state === 'COMPLETED') left.delete(item.deletionId);
-        else if (item.state === 'FAILED') throw new Error(`${item.deletionId} FAILED`);
+    for await (const item of listedDeletions(table, stack.resources.tableName, tenant)) {
+      if (states.get(item.deletionId) !== item.state) {
+        states.set(item.deletionId, item.state);
+        seen.set(item.state, [...(seen.get(item.state) ?? []), performance.now() - begun]);
       }
-      start = page.LastEvaluatedKey;
-    } while (start);
+      if (item.state === 'COMPLETED') left.delete(item.deletionId);
+      else if (item.state === 'FAILED') throw new Error(`${item.deletionId} FAILED`);
+    }
   }
   report();
 }
 
 try {
-  if (which.has('narrow')) {
+  // One stream of the same objects in few partitions and in many: the time should not differ.
+  for (const [shape, variable, fallback] of [
+    ['narrow', 'NARROW', 4],
+    ['wide', 'WIDE', 150],
+  ] as const) {
+    if (!which.has(shape)) continue;
     const objects = n('OBJECTS', 1200);
-    const partitions = n('NARROW', 4);
-    await stream('shapes', 'narrow', objects, partitions);
-    counter.reset();
-    await profile();
-    const started = performance.now();
-    const reply = await api.delete('shapes', 'narrow');
-    await completed('shapes', [String(reply.body.deletionId)]);
-    const seconds = (performance.now() - started) / 1000;
-    console.log(`narrow: ${objects} objects in ${partitions} partitions: ${seconds.toFixed(1)} s`);
-    console.log(`  ${requests()}`);
-    console.log(`  emulator CPU: ${await profile()}`);
-  }
-  if (which.has('wide')) {
-    const objects = n('OBJECTS', 1200);
-    const partitions = n('WIDE', 150);
-    await stream('shapes', 'wide', objects, partitions);
+    const partitions = n(variable, fallback);
+    await stream('shapes', shape, objects, partitions);
     counter.reset();
     await profile();
     const cpu = process.cpuUsage();
     const started = performance.now();
-    const reply = await api.delete('shapes', 'wide');
+    const reply = await api.delete('shapes', shape);
     await completed('shapes', [String(reply.body.deletionId)]);
     const seconds = (performance.now() - started) / 1000;
     const used = process.cpuUsage(cpu);
-    console.log(`wide: ${objects} objects in ${partitions} partitions: ${seconds.toFixed(1)} s`);
+    console.log(
+      `${shape}: ${objects} objects in ${partitions} partitions: ${seconds.toFixed(1)} s`,
+    );
     console.log(`  this process: ${((used.user + used.system) / 1e6).toFixed(1)} s of CPU`);
     console.log(`  ${requests()}`);
     console.log(`  emulator CPU: ${await profile()}`);

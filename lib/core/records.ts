@@ -244,9 +244,3 @@ export function newChain(base: ChainBase, { chainId, prefix, range }: ChainLayou
     settled: false,
   };
 }
-
-/**
- * The chain item: a chain's cursor, open pages and counts, its pace, and its deletion's
- * fence. Every page of a chain is two single-item conditional writes here (list, then count);
- * a chain settles once, in the only transaction of the page path.
- */

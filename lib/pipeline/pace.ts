@@ -152,9 +152,7 @@ export class ChainPacer {
   /** A slot 1.5 s or more away: the message is sent again, delayed to arrive before it. */
   async gate(chain: ChainRecord, message: PageMessage): Promise<Gate> {
     if (paceWait(chain, this.now()) < 1000 + PACE.leadMs) return { go: 'now' };
-    const seconds = this.delayTo(chain.nextAt);
-    await this.#queue.send([message], seconds);
-    return { go: 'later', seconds };
+    return this.#sendBack(message, chain.nextAt);
   }
 
   /**
@@ -169,9 +167,10 @@ export class ChainPacer {
       if (current.pace === undefined) return { go: 'now', chain: current };
       const wait = paceWait(current, this.now());
       if (wait >= 1000 + PACE.leadMs) {
-        const seconds = this.delayTo(current.nextAt);
-        await this.#queue.send([{ ...pageMessage(current, page.page), handedOn: true }], seconds);
-        return { go: 'later', seconds };
+        return this.#sendBack(
+          { ...pageMessage(current, page.page), handedOn: true },
+          current.nextAt,
+        );
       }
       if (wait > 0) await this.#sleep(wait);
       const now = this.now();
@@ -181,6 +180,13 @@ export class ChainPacer {
       if (!fresh) return { go: 'gone' };
       current = fresh;
     }
+  }
+
+  /** Sends a page's message again, to come back just before its chain's slot at `nextAt`. */
+  async #sendBack(message: PageMessage, nextAt: number | undefined) {
+    const seconds = this.delayTo(nextAt);
+    await this.#queue.send([message], seconds);
+    return { go: 'later' as const, seconds };
   }
 
   /** The delay, in whole seconds, of a message for the chain's slot at `nextAt`. */

@@ -34,6 +34,11 @@ export interface PageCounts {
 /** A chain whose listing has reached its end, with no page open. */
 const chainHasEnded = { expression: 'ended = :true AND settled = :false' };
 
+/**
+ * The chain item: a chain's cursor, open pages and counts, its pace, and its deletion's
+ * fence. Every page of a chain is two single-item conditional writes here (list, then count);
+ * a chain settles once, in the only transaction of the page path.
+ */
 export class ChainStore {
   readonly #table: Table;
   readonly #deletions: ChainStoreOptions['deletions'];

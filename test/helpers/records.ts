@@ -1,8 +1,9 @@
-import type {
-  ChainRecord,
-  DeletionRecord,
-  PageRecord,
-  StreamRecord,
+import {
+  type ChainRecord,
+  type DeletionRecord,
+  newChain,
+  type PageRecord,
+  type StreamRecord,
 } from '../../lib/core/index.ts';
 
 /** Fixed values, so a test can assert exact records and command inputs. */
@@ -53,28 +54,20 @@ export function aDeletion(overrides: Partial<DeletionRecord> = {}): DeletionReco
   };
 }
 
+/** A chain not started yet (as the dispatcher registers it), with `overrides`. */
 export function aChain(overrides: Partial<ChainRecord> = {}): ChainRecord {
-  return {
+  const base = {
     tenant: 'acme',
     deletionId: DELETION_ID,
+    round: 1,
     stream: 'logs',
     generation: 1,
     bucket: BUCKET,
     location: 'streams/acme/logs/1/',
     versioned: false,
-    chainId: CHAIN_ID,
-    round: 1,
-    prefix: 'streams/acme/logs/1/dt=2026-01-01/',
-    lastPage: -1,
-    ended: false,
-    open: {},
-    objectsDeleted: 0,
-    bytesDeleted: 0,
-    failedObjects: 0,
-    pagesDone: 0,
-    settled: false,
-    ...overrides,
   };
+  const chain = { chainId: CHAIN_ID, prefix: 'streams/acme/logs/1/dt=2026-01-01/' };
+  return { ...newChain(base, chain), ...overrides };
 }
 
 export function aPage(overrides: Partial<PageRecord> = {}): PageRecord {

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ChainRecord } from '../../../lib/core/index.ts';
+import type { ChainRecord, KeyRange } from '../../../lib/core/index.ts';
 import { aDeletion, aPage } from '../../helpers/records.ts';
 import { storesOf } from '../../helpers/stores.ts';
 import { startTarget, type TestTarget } from '../../helpers/target.ts';
@@ -20,11 +20,15 @@ describe.skipIf(process.env.LETHE_TEST_API_URL)('ChainStore over DynamoDB', () =
     await target?.stop();
   });
 
-  async function aChain(round = 1): Promise<ChainRecord> {
+  /** A chain of a RUNNING deletion of its own: over a child prefix, or over a key range. */
+  async function aChain(round = 1, range?: KeyRange): Promise<ChainRecord> {
     const deletion = await stores.putDeletion(
       aDeletion({ deletionId: randomUUID(), round, state: 'RUNNING', chainsTotal: 1 }),
     );
-    await stores.chains.register(deletion, [{ chainId, prefix: `${deletion.prefix}p/` }], false);
+    const layout = range
+      ? { chainId, prefix: deletion.prefix, range }
+      : { chainId, prefix: `${deletion.prefix}p/` };
+    await stores.chains.register(deletion, [layout], false);
     const chain = await stores.chains.get(deletion, chainId);
     if (!chain) throw new Error('the chain was not registered');
     return chain;
@@ -179,13 +183,10 @@ describe.skipIf(process.env.LETHE_TEST_API_URL)('ChainStore over DynamoDB', () =
   });
 
   it('splits a range chain: it keeps the keys below the split, a new chain takes the rest, the deletion counts one more chain', async () => {
-    const deletion = await stores.putDeletion(
-      aDeletion({ deletionId: randomUUID(), state: 'RUNNING', chainsTotal: 1 }),
-    );
-    const range = { below: `${deletion.prefix}dt=9/` };
-    await stores.chains.register(deletion, [{ chainId, prefix: deletion.prefix, range }], false);
-    const chain = (await stores.chains.get(deletion, chainId)) as ChainRecord;
-    const at = `${deletion.prefix}dt=5/`;
+    const location = aDeletion().prefix;
+    const range = { below: `${location}dt=9/` };
+    const chain = await aChain(1, range);
+    const at = `${location}dt=5/`;
 
     const outcomes = await Promise.all([
       stores.chains.split(chain, 0, at),
@@ -197,7 +198,7 @@ describe.skipIf(process.env.LETHE_TEST_API_URL)('ChainStore over DynamoDB', () =
     const added = outcomes.find((outcome) => outcome.status === 'ok');
     const addedId = added?.status === 'ok' ? added.item.chainId : '';
     expect(await stores.chains.get(chain, addedId)).toMatchObject({
-      prefix: deletion.prefix,
+      prefix: location,
       range: { from: at, below: range.below },
       lastPage: -1,
       generation: chain.generation,
@@ -209,22 +210,11 @@ describe.skipIf(process.env.LETHE_TEST_API_URL)('ChainStore over DynamoDB', () =
   });
 
   it('refuses to split a chain that listed on meanwhile, or whose deletion no longer runs', async () => {
-    const rangeChain = async () => {
-      const deletion = await stores.putDeletion(
-        aDeletion({ deletionId: randomUUID(), state: 'RUNNING', chainsTotal: 1 }),
-      );
-      await stores.chains.register(
-        deletion,
-        [{ chainId, prefix: deletion.prefix, range: {} }],
-        false,
-      );
-      return (await stores.chains.get(deletion, chainId)) as ChainRecord;
-    };
-    const chain = await rangeChain();
+    const chain = await aChain(1, {});
     await stores.chains.recordListing(chain, 0, aPage(), { key: 'k' });
     const moved = await stores.chains.split(chain, 0, `${chain.location}dt=5/`);
 
-    const other = await rangeChain();
+    const other = await aChain(1, {});
     await stores.putDeletion(
       aDeletion({ deletionId: other.deletionId, state: 'COMPLETED', chainsTotal: 1 }),
     );
@@ -235,20 +225,11 @@ describe.skipIf(process.env.LETHE_TEST_API_URL)('ChainStore over DynamoDB', () =
   });
 
   it('marks a range chain indivisible', async () => {
-    const deletion = await stores.putDeletion(
-      aDeletion({ deletionId: randomUUID(), state: 'RUNNING', chainsTotal: 1 }),
-    );
-    await stores.chains.register(
-      deletion,
-      [{ chainId, prefix: deletion.prefix, range: {} }],
-      false,
-    );
+    const chain = await aChain(1, {});
 
-    await stores.chains.markIndivisible(
-      (await stores.chains.get(deletion, chainId)) as ChainRecord,
-    );
+    await stores.chains.markIndivisible(chain);
 
-    expect((await stores.chains.get(deletion, chainId))?.range).toEqual({ indivisible: true });
+    expect((await stores.chains.get(chain, chainId))?.range).toEqual({ indivisible: true });
   });
 
   it("sums every chain of every round, and the current round's failures only", async () => {

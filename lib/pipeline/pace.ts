@@ -24,8 +24,11 @@ export const PACE = {
    * mean something): below any limit a first refusal suggests, so it is met again by rising.
    */
   firstPages: 0.5,
-  /** The pace after the first refusal of a paced chain (it rose past the limit by up to a step). */
-  firstCut: 0.85,
+  /**
+   * The pace after the first refusal of a paced chain: it rose past the limit by at most one
+   * step of `rampUp`, so this share of it (0.95 x 1.05 < 1) is just under the limit.
+   */
+  firstCut: 0.92,
   /** The pace after a later refusal is this share of the pace refused. */
   cut: 0.9,
   /** Rise per admitted page, as a share of the pace, before any paced refusal. */
@@ -43,6 +46,13 @@ export const PACE = {
    * are whole seconds, and a page that came exactly at its slot would delete a listing late.
    */
   leadMs: 500,
+  /**
+   * How long before its slot a paced page takes it, as a share of the slot's length: room for
+   * the conditional write, whose latency varies with the table's load, so the delete still goes
+   * at its slot; and late enough that the page before has deleted and, if S3 refused it, moved
+   * the slot first.
+   */
+  take: 0.5,
 } as const;
 
 export type Paced = Pick<ChainRecord, 'pace' | 'ceiling' | 'nextAt'>;
@@ -127,8 +137,9 @@ export type Turn =
 
 /**
  * The page worker's side of pacing: a page of a paced chain lists up to 1.5 s before its
- * slot (further off, it comes back by SQS delay), sleeps out the rest after listing, and takes
- * the slot with one conditional write just before it deletes; a refusal slows the chain down.
+ * slot (further off, it comes back by SQS delay), sleeps out the rest after listing, takes
+ * the slot with one conditional write just before it comes, and deletes at its time; a
+ * refusal slows the chain down.
  */
 export class ChainPacer {
   readonly #chains: ChainPacerOptions['chains'];
@@ -157,9 +168,11 @@ export class ChainPacer {
 
   /**
    * Waits for a listed page's slot and takes it: one conditional write, so two pages never
-   * share a slot; a page that loses it reads the chain again and waits for the next. A slot
-   * 1.5 s or more away (S3 slowed the chain meanwhile) sends the page back for it. An
-   * unpaced chain goes at once, with no write.
+   * share a slot; a page that loses it reads the chain again and waits for the next. The slot
+   * is taken half a slot before it comes (`PACE.take`) and the delete goes at its time, so the
+   * write's latency never moves a delete closer to the one before. A slot 1.5 s or more away
+   * (S3 slowed the chain meanwhile) sends the page back for it. An unpaced chain goes at
+   * once, with no write.
    */
   async turn(chain: ChainRecord, page: PageRecord): Promise<Turn> {
     let current = chain;
@@ -172,10 +185,16 @@ export class ChainPacer {
           current.nextAt,
         );
       }
-      if (wait > 0) await this.#sleep(wait);
+      const ahead = PACE.take * slotMs(current.pace, page.count);
+      if (wait > ahead) await this.#sleep(wait - ahead);
       const now = this.now();
+      const at = Math.max(now, current.nextAt ?? now);
       const next = nextSlot(current, page.count, now) ?? now;
-      if (await this.#chains.takeSlot(current, now, next)) return { go: 'now', chain: current };
+      if (await this.#chains.takeSlot(current, next)) {
+        const early = at - this.now();
+        if (early > 0) await this.#sleep(early);
+        return { go: 'now', chain: current };
+      }
       const fresh = await this.#chains.get(current, current.chainId);
       if (!fresh) return { go: 'gone' };
       current = fresh;

@@ -204,12 +204,20 @@ export class ChainStore {
     return written.ok ? { ok: true } : { ok: false, current: written.old };
   }
 
-  /** Takes a paced chain's slot at `now` for a page, moving it to `next`; false if not due. */
-  async takeSlot(chain: ChainRecord, now: number, next: number): Promise<boolean> {
+  /**
+   * Takes a paced chain's next slot for a page, moving it to `next`; false if another page took
+   * it first (the chain's slot is no longer the one this page read).
+   */
+  async takeSlot(chain: ChainRecord, next: number): Promise<boolean> {
     const written = await this.#table.update<ChainRecord>(this.#key(chain), {
       update: 'SET nextAt = :next',
-      values: { ':next': Math.ceil(next) },
-      condition: { expression: 'nextAt <= :now', values: { ':now': now } },
+      values: {
+        ':next': Math.ceil(next),
+        ...(chain.nextAt === undefined ? {} : { ':seen': chain.nextAt }),
+      },
+      condition: {
+        expression: chain.nextAt === undefined ? 'attribute_not_exists(nextAt)' : 'nextAt = :seen',
+      },
     });
     return written.ok;
   }

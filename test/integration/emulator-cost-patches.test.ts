@@ -19,6 +19,8 @@ import {
 import {
   CreateBucketCommand,
   DeleteObjectCommand,
+  ListObjectsV2Command,
+  type ListObjectsV2CommandInput,
   ListObjectVersionsCommand,
   type ListObjectVersionsCommandInput,
   PutBucketVersioningCommand,
@@ -31,7 +33,7 @@ import { type Emulator, startMoto } from '#lib/local/emulator.ts';
 /**
  * The launcher's cost patches (lib/local/moto/lethe_moto.py: server-dispatch-cost,
  * dynamodb-query-cost, dynamodb-answer-cost, and dynamodb-cancelled-transactions' item-by-item
- * rollback, s3-list-versions-cost) make moto cheaper, never different: the same requests, sent to a bare
+ * rollback, s3-list-versions-cost, s3-list-objects-cost) make moto cheaper, never different: the same requests, sent to a bare
  * `moto_server` and to the launcher, get the same answers. What they save is measured by
  * `npx tsx bench/experiments/shapes.ts`, not here.
  */
@@ -344,6 +346,58 @@ async function versionListings(endpoint: string, bucket: string) {
   return answers;
 }
 
+/**
+ * Every ListObjectsV2 answer of one scripted session over a versioned bucket: keys under
+ * neighbouring prefixes, overwritten, deleted (a delete marker is the newest), beyond ASCII;
+ * listed whole, by prefix, from a start, page by page through continuation tokens, and by
+ * folder (moto's own path). Times are blanked: they differ between any two runs.
+ */
+async function objectListings(endpoint: string, bucket: string) {
+  const s3 = new S3Client({ endpoint, forcePathStyle: true, maxAttempts: 1 });
+  await s3.send(new CreateBucketCommand({ Bucket: bucket }));
+  await s3.send(
+    new PutBucketVersioningCommand({
+      Bucket: bucket,
+      VersioningConfiguration: { Status: 'Enabled' },
+    }),
+  );
+  const keys = ['a/1', 'a/2', 'a/b/3', 'a/é', 'a/z', 'ab/4', 'b/5', 'root', 'a/1'];
+  for (const key of keys) {
+    await s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: key }));
+  }
+  await s3.send(new DeleteObjectCommand({ Bucket: bucket, Key: 'a/2' }));
+  const list = async (input: Omit<ListObjectsV2CommandInput, 'Bucket'>) => {
+    const { $metadata, ...answer } = await s3.send(
+      new ListObjectsV2Command({ Bucket: bucket, ...input }),
+    );
+    return {
+      ...answer,
+      Contents: answer.Contents?.map((o) => ({ ...o, LastModified: typeof o.LastModified })),
+    };
+  };
+  const answers: Record<string, unknown> = {
+    whole: await list({}),
+    a: await list({ Prefix: 'a/' }),
+    aUrl: await list({ Prefix: 'a/', EncodingType: 'url' }),
+    afterB: await list({ Prefix: 'a', StartAfter: 'a/b/3' }),
+    afterAll: await list({ Prefix: 'a/', StartAfter: 'a/zz' }),
+    beforePrefix: await list({ Prefix: 'b/', StartAfter: 'a/1' }),
+    none: await list({ Prefix: 'z/' }),
+    noKeys: await list({ Prefix: 'a/', MaxKeys: 0 }),
+    byFolder: await list({ Prefix: 'a', Delimiter: '/' }),
+  };
+  const pages: unknown[] = [];
+  let token: string | undefined;
+  do {
+    const page = await list({ Prefix: 'a', MaxKeys: 2, ContinuationToken: token });
+    pages.push(page);
+    token = page.NextContinuationToken;
+  } while (token && pages.length < 10);
+  answers.pages = pages;
+  s3.destroy();
+  return answers;
+}
+
 describe('the launcher cost patches change no answer', () => {
   let bare: Emulator;
   let patched: Emulator;
@@ -377,6 +431,20 @@ describe('the launcher cost patches change no answer', () => {
     expect(a.DeleteMarkers.length).toBe(1);
     expect((actual.none as { Versions?: unknown[] }).Versions ?? []).toEqual([]);
     expect((actual.firstPage as { IsTruncated: boolean }).IsTruncated).toBe(true);
+    expect(actual).toEqual(expected);
+  });
+
+  it('S3 ListObjectsV2: whole, by prefix, from a start, paged by token, by folder, over overwritten and deleted keys, answers as bare moto answers', async () => {
+    const bucket = `cost-${randomUUID().slice(0, 8)}`;
+    const [expected, actual] = [
+      await objectListings(bare.endpoint, bucket),
+      await objectListings(patched.endpoint, bucket),
+    ];
+    const keysOf = (answer: unknown) =>
+      ((answer as { Contents?: { Key: string }[] }).Contents ?? []).map((o) => o.Key);
+    expect(keysOf(actual.a)).toEqual(['a/1', 'a/b/3', 'a/z', 'a/é']);
+    expect(keysOf(actual.afterB)).toEqual(['a/z', 'a/é', 'ab/4']);
+    expect((actual.pages as unknown[]).length).toBe(3);
     expect(actual).toEqual(expected);
   });
 });

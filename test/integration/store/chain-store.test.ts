@@ -144,17 +144,18 @@ describe.skipIf(process.env.LETHE_TEST_API_URL)('ChainStore over DynamoDB', () =
     });
   });
 
-  it("lets one page take a paced chain's slot, and none before it", async () => {
+  it("lets one page take a paced chain's slot, and none with a slot it read before another took it", async () => {
     const chain = await aChain();
     await stores.chains.slowDown(chain, { pace: 10, nextAt: 5_000, cutAt: 4_000 }, undefined);
+    const paced = { ...chain, pace: 10, nextAt: 5_000 };
 
-    const early = await stores.chains.takeSlot(chain, 4_999, 5_299);
     const takes = await Promise.all(
-      Array.from({ length: 3 }, () => stores.chains.takeSlot(chain, 5_000, 5_300)),
+      Array.from({ length: 3 }, () => stores.chains.takeSlot(paced, 5_300)),
     );
+    const stale = await stores.chains.takeSlot(paced, 5_600);
 
-    expect(early).toBe(false);
     expect(takes.filter(Boolean)).toHaveLength(1);
+    expect(stale).toBe(false);
     expect(await stores.chains.get(chain, chainId)).toMatchObject({ nextAt: 5_300 });
   });
 

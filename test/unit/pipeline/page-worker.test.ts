@@ -1228,7 +1228,7 @@ describe('PageWorker.handle, a chain S3 slows down', () => {
     expect(chains.recordListing).not.toHaveBeenCalled();
   });
 
-  it('lists at once when its slot is less than 1.5 s away, then sleeps it out and takes it before it deletes', async () => {
+  it('lists at once when its slot is less than 1.5 s away, takes it half a slot before it comes, and deletes at its time', async () => {
     // Prepare: a clock that the sleep moves on.
     let now = NOW;
     const sleep = vi.fn(async (ms: number) => {
@@ -1244,19 +1244,26 @@ describe('PageWorker.handle, a chain S3 slows down', () => {
     // Act
     await pageWorker.handle(page(0));
 
-    // Assess: listed before the sleep; the slot taken at its time, the next a key's time on.
+    // Assess: listed before the sleep; the slot (a key's time, 333 ms) taken half of it before
+    // it comes, the next a key's time on; the delete at the slot, after the rest is slept out.
     expect(chains.recordListing.mock.invocationCallOrder[0]).toBeLessThan(
       sleep.mock.invocationCallOrder[0] ?? 0,
     );
-    expect(sleep).toHaveBeenCalledExactlyOnceWith(400);
+    expect(sleep.mock.calls.map(([ms]) => ms)).toEqual([
+      expect.closeTo(400 - 500 / 3, 0),
+      expect.closeTo(500 / 3, 0),
+    ]);
     expect(chains.takeSlot).toHaveBeenCalledExactlyOnceWith(
-      expect.objectContaining({ chainId: chain.chainId }),
-      NOW + 400,
+      expect.objectContaining({ chainId: chain.chainId, nextAt: NOW + 400 }),
       NOW + 400 + 1000 / 3,
     );
     expect(chains.takeSlot.mock.invocationCallOrder[0]).toBeLessThan(
+      sleep.mock.invocationCallOrder[1] ?? 0,
+    );
+    expect(sleep.mock.invocationCallOrder[1]).toBeLessThan(
       deleter.deletePage.mock.invocationCallOrder[0] ?? 0,
     );
+    expect(now).toBeCloseTo(NOW + 400, 0);
   });
 
   it('reads the chain again when another page took the slot, and sends the page back when the next is 1.5 s or more away', async () => {
@@ -1297,7 +1304,7 @@ describe('PageWorker.handle, a chain S3 slows down', () => {
     await pageWorker.handle(page(0));
 
     // Assess: 3 keys at 1.5 keys/s: the next slot two seconds later, its page a second sooner.
-    expect(chains.takeSlot).toHaveBeenCalledExactlyOnceWith(expect.anything(), NOW, NOW + 2000);
+    expect(chains.takeSlot).toHaveBeenCalledExactlyOnceWith(expect.anything(), NOW + 2000);
     expect(queue.send).toHaveBeenCalledWith([page(1)], 1);
   });
 

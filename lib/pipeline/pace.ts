@@ -26,7 +26,7 @@ export const PACE = {
   firstPages: 0.5,
   /**
    * The pace after the first refusal of a paced chain: it rose past the limit by at most one
-   * step of `rampUp`, so this share of it (0.95 x 1.05 < 1) is just under the limit.
+   * step of `rampUp`, so this share of it (0.92 x 1.05 < 1) is under the limit.
    */
   firstCut: 0.92,
   /** The pace after a later refusal is this share of the pace refused. */
@@ -185,12 +185,10 @@ export class ChainPacer {
           current.nextAt,
         );
       }
-      const ahead = PACE.take * slotMs(current.pace, page.count);
-      if (wait > ahead) await this.#sleep(wait - ahead);
-      const now = this.now();
-      const at = Math.max(now, current.nextAt ?? now);
-      const next = nextSlot(current, page.count, now) ?? now;
-      if (await this.#chains.takeSlot(current, next)) {
+      const slot = slotMs(current.pace, page.count);
+      if (wait > PACE.take * slot) await this.#sleep(wait - PACE.take * slot);
+      const at = Math.max(this.now(), current.nextAt ?? 0);
+      if (await this.#chains.takeSlot(current, at + slot)) {
         const early = at - this.now();
         if (early > 0) await this.#sleep(early);
         return { go: 'now', chain: current };

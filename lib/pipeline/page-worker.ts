@@ -175,8 +175,9 @@ export class PageWorker {
   }
 
   /**
-   * A paced chain's page deletes in its turn: at its slot, taken just before the request, so
-   * the time between two deletes of a chain is its pace's and not the listing's latency.
+   * A paced chain's page deletes in its turn: at its slot, taken half a slot before it comes,
+   * so the time between two deletes of a chain is its pace's and not the latency of the
+   * listing or of the slot's write.
    */
   async #deleteInTurn(
     chain: ChainRecord,

@@ -211,13 +211,11 @@ export class ChainStore {
   async takeSlot(chain: ChainRecord, next: number): Promise<boolean> {
     const written = await this.#table.update<ChainRecord>(this.#key(chain), {
       update: 'SET nextAt = :next',
-      values: {
-        ':next': Math.ceil(next),
-        ...(chain.nextAt === undefined ? {} : { ':seen': chain.nextAt }),
-      },
-      condition: {
-        expression: chain.nextAt === undefined ? 'attribute_not_exists(nextAt)' : 'nextAt = :seen',
-      },
+      values: { ':next': Math.ceil(next) },
+      condition:
+        chain.nextAt === undefined
+          ? { expression: 'attribute_not_exists(nextAt)' }
+          : { expression: 'nextAt = :seen', values: { ':seen': chain.nextAt } },
     });
     return written.ok;
   }

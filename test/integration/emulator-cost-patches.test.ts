@@ -281,11 +281,15 @@ async function session(endpoint: string, table: string) {
 }
 
 /**
- * Every ListObjectVersions answer of one scripted session over a versioned bucket (keys under
- * several prefixes, overwritten, deleted), with version ids numbered in order of appearance and
- * times blanked: they differ between any two runs.
+ * A versioned bucket, then `puts` written in order (each key's body is its name, so a repeat
+ * is a new version) and `deletes` deleted (a delete marker becomes the key's newest version).
  */
-async function versionListings(endpoint: string, bucket: string) {
+async function versionedBucket(
+  endpoint: string,
+  bucket: string,
+  puts: string[],
+  deletes: string[],
+): Promise<S3Client> {
   const s3 = new S3Client({ endpoint, forcePathStyle: true, maxAttempts: 1 });
   await s3.send(new CreateBucketCommand({ Bucket: bucket }));
   await s3.send(
@@ -294,11 +298,25 @@ async function versionListings(endpoint: string, bucket: string) {
       VersioningConfiguration: { Status: 'Enabled' },
     }),
   );
-  for (const key of ['a/1', 'a/2', 'a/b/3', 'ab/4', 'b/5', 'b/c/6', 'root', 'a/1', 'b/5']) {
+  for (const key of puts) {
     await s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: key }));
   }
-  await s3.send(new DeleteObjectCommand({ Bucket: bucket, Key: 'a/2' }));
-  await s3.send(new DeleteObjectCommand({ Bucket: bucket, Key: 'b/c/6' }));
+  for (const key of deletes) await s3.send(new DeleteObjectCommand({ Bucket: bucket, Key: key }));
+  return s3;
+}
+
+/**
+ * Every ListObjectVersions answer of one scripted session over a versioned bucket (keys under
+ * several prefixes, overwritten, deleted), with version ids numbered in order of appearance and
+ * times blanked: they differ between any two runs.
+ */
+async function versionListings(endpoint: string, bucket: string) {
+  const s3 = await versionedBucket(
+    endpoint,
+    bucket,
+    ['a/1', 'a/2', 'a/b/3', 'ab/4', 'b/5', 'b/c/6', 'root', 'a/1', 'b/5'],
+    ['a/2', 'b/c/6'],
+  );
   const ids = new Map<string, string>();
   const numbered = (id?: string) => {
     if (id === undefined) return undefined;
@@ -353,19 +371,12 @@ async function versionListings(endpoint: string, bucket: string) {
  * folder (moto's own path). Times are blanked: they differ between any two runs.
  */
 async function objectListings(endpoint: string, bucket: string) {
-  const s3 = new S3Client({ endpoint, forcePathStyle: true, maxAttempts: 1 });
-  await s3.send(new CreateBucketCommand({ Bucket: bucket }));
-  await s3.send(
-    new PutBucketVersioningCommand({
-      Bucket: bucket,
-      VersioningConfiguration: { Status: 'Enabled' },
-    }),
+  const s3 = await versionedBucket(
+    endpoint,
+    bucket,
+    ['a/1', 'a/2', 'a/b/3', 'a/é', 'a/z', 'ab/4', 'b/5', 'root', 'a/1'],
+    ['a/2'],
   );
-  const keys = ['a/1', 'a/2', 'a/b/3', 'a/é', 'a/z', 'ab/4', 'b/5', 'root', 'a/1'];
-  for (const key of keys) {
-    await s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: key }));
-  }
-  await s3.send(new DeleteObjectCommand({ Bucket: bucket, Key: 'a/2' }));
   const list = async (input: Omit<ListObjectsV2CommandInput, 'Bucket'>) => {
     const { $metadata, ...answer } = await s3.send(
       new ListObjectsV2Command({ Bucket: bucket, ...input }),

@@ -14,6 +14,7 @@ import { documentClient } from '#lib/store/index.ts';
 import { apiClient, parseLocation } from '../../test/helpers/http.ts';
 import { emulatorProfiler, listedDeletions } from '../context.ts';
 import { RequestCounter } from '../counting.ts';
+import { cpuSecondsOf } from '../memory.ts';
 import { createSeeder } from '../seeding.ts';
 
 process.env.AWS_ACCESS_KEY_ID ??= 'test';
@@ -79,6 +80,20 @@ const profile = async () => {
     .map(([operation, { count, cpuSeconds }]) => `${operation} ${count} ${cpuSeconds.toFixed(1)} s`)
     .join(', ');
 };
+
+/** CPU seconds of this process and of each emulator process, since `before` when given. */
+function cpuOf(): number[];
+function cpuOf(before: number[]): string;
+function cpuOf(before?: number[]): number[] | string {
+  const now = [
+    process.cpuUsage().user / 1e6 + process.cpuUsage().system / 1e6,
+    cpuSecondsOf(emulators.main.pid) ?? 0,
+    cpuSecondsOf(emulators.s3.pid) ?? 0,
+  ];
+  if (!before) return now;
+  const [local, main, s3] = now.map((value, index) => value - (before[index] ?? 0));
+  return `this process ${local?.toFixed(1)} s, moto ${main?.toFixed(1)} s, moto for S3 ${s3?.toFixed(1)} s`;
+}
 
 async function stream(tenant: string, name: string, count: number, partitions: number) {
   const created = await api.create(tenant, name);
@@ -160,6 +175,7 @@ try {
     for (let index = 0; index < streams; index++) await stream('many', `s${index}`, each, 3);
     counter.reset();
     await profile();
+    const cpu = cpuOf();
     const started = performance.now();
     const replies = await Promise.all(
       Array.from({ length: streams }, (_, index) => api.delete('many', `s${index}`)),
@@ -170,6 +186,7 @@ try {
     );
     const seconds = (performance.now() - started) / 1000;
     console.log(`many: ${streams} streams of ${each} objects at once: ${seconds.toFixed(1)} s`);
+    console.log(`  CPU: ${cpuOf(cpu)}`);
     console.log(`  ${requests()}`);
     console.log(`  emulator CPU: ${await profile()}`);
   }

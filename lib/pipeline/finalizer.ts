@@ -23,7 +23,7 @@ import type {
 } from './ports.ts';
 
 export interface FinalizerOptions {
-  readonly deletions: Deletions<'get' | 'claimVerification' | 'complete' | 'fail' | 'nextRound'>;
+  readonly deletions: Deletions<'claimVerification' | 'complete' | 'fail' | 'nextRound'>;
   readonly chains: Chains<'settle' | 'totals'>;
   readonly streams: Streams<'find'>;
   readonly uploads: Uploads<'record' | 'count'>;
@@ -101,15 +101,16 @@ export class Finalizer {
   }
 
   /**
-   * Re-reads the deletion and, if its round is done, finalizes it unless another worker has
-   * claimed that already (the last chains of a round often settle together).
+   * Finalizes the deletion if its round is done, unless another worker has claimed that
+   * already (the last chains of a round often settle together). The claim is conditional on
+   * the round being done, so it reads the deletion too: one request either way.
    */
   async finalizeIfReady(ref: DeletionRef): Promise<FinalizeOutcome> {
-    const current = await this.#deletions.get(ref.tenant, ref.deletionId);
+    const claimed = await this.#deletions.claimVerification(ref);
+    if (claimed.status === 'ok') return this.finalize(claimed.item);
+    const current = claimed.current;
     if (!current || current.round !== ref.round) return 'fenced';
-    if (!isReadyToVerify(current)) return 'not-ready';
-    if ((await this.#deletions.claimVerification(current)).status !== 'ok') return 'claimed';
-    return this.finalize(current);
+    return isReadyToVerify(current) ? 'claimed' : 'not-ready';
   }
 
   async finalize(deletion: DeletionRecord): Promise<FinalizeOutcome> {

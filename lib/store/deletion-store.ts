@@ -237,10 +237,8 @@ export class DeletionStore {
    * the answer carries the deletion as it is, so the caller learns whether it still runs.
    */
   async heartbeat(ref: DeletionRef, before: Date): Promise<Outcome<DeletionRecord>> {
-    const written = await this.#table.update<DeletionRecord>(
-      this.#key(ref),
-      changes.heartbeat(ref, before, this.#now()),
-    );
+    const change = changes.heartbeat(ref, before, this.#now());
+    const written = await this.#table.update<DeletionRecord>(this.#key(ref), change);
     if (written.ok) return ok(written.item);
     const current = written.old;
     const running = current?.state === 'RUNNING' && current.round === ref.round;
@@ -256,10 +254,12 @@ export class DeletionStore {
    * Claims the verification of a round whose chains have all settled: when the last chains
    * settle at the same moment, each of their workers sees the round ready, and only the one
    * that wins this write lists the location. A claimer that dies leaves it to the sweeper.
+   * Won or lost, the answer carries the deletion: the caller needs no read before it.
    */
-  async claimVerification(deletion: DeletionRef): Promise<Outcome> {
+  async claimVerification(deletion: DeletionRef): Promise<Outcome<DeletionRecord>> {
     const change = changes.claimVerification(deletion, this.#now());
-    return (await this.#write(deletion, change)).status === 'ok' ? ok(undefined) : duplicate();
+    const written = await this.#table.update<DeletionRecord>(this.#key(deletion), change);
+    return written.ok ? ok(written.item) : duplicate(written.old);
   }
 
   /** A stale deletion, claimed for one resume if nothing moved since the sweeper read it. */

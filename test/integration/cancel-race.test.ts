@@ -81,8 +81,10 @@ describe.skipIf(process.env.LETHE_TEST_API_URL)('cancel racing the start', () =>
           expect(stored?.state).toBe('CANCELLED');
           expect(stream).toMatchObject({ state: 'ACTIVE', generation: 1 });
         } else {
-          expect(stored?.state).toBe('PENDING');
-          expect(stream).toMatchObject({ state: 'DELETING', deletionId: deletion.deletionId });
+          // Begun, it is the stack's pipeline's from here: it may have started, even finished.
+          expect(['PENDING', 'RUNNING', 'COMPLETED']).toContain(stored?.state);
+          expect(stream?.state).not.toBe('ACTIVE');
+          expect(stream).toMatchObject({ deletionId: deletion.deletionId });
         }
       }),
       { numRuns: RUNS * 5 },

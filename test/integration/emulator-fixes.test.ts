@@ -1,4 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import { Agent, request } from 'node:http';
+import type { Socket } from 'node:net';
 import {
   type AttributeValue,
   ConditionalCheckFailedException,
@@ -465,6 +467,74 @@ describe('patch s3-version-markers: ListObjectVersions starts where its markers 
       );
     }
     expect(await fromMarker(gone)).toEqual(listedAfter(gone));
+  });
+});
+
+describe('patch server-keep-alive: a connection serves request after request', () => {
+  const endpoint = process.env.AWS_ENDPOINT_URL_S3 ?? process.env.AWS_ENDPOINT_URL ?? '';
+  const bucket = `fixes-keep-alive-${run}`;
+
+  /** One request on `agent`; its answer, and whether it went over a connection used before. */
+  const send = (agent: Agent, method: string, path: string, body?: string) =>
+    new Promise<{
+      status: number;
+      headers: Record<string, unknown>;
+      body: string;
+      socket: Socket;
+      reused: boolean;
+    }>((resolve, reject) => {
+      const sent = request(
+        new URL(path, endpoint),
+        {
+          method,
+          agent,
+          // moto answers the bucket's owner only (it checks no signature).
+          headers: {
+            authorization: `AWS4-HMAC-SHA256 Credential=test/20260101/us-east-1/s3/aws4_request, SignedHeaders=host, Signature=${'0'.repeat(64)}`,
+            ...(body === undefined ? {} : { 'content-length': Buffer.byteLength(body) }),
+          },
+        },
+        (response) => {
+          const chunks: Buffer[] = [];
+          response.on('data', (chunk: Buffer) => chunks.push(chunk));
+          response.on('end', () =>
+            resolve({
+              status: response.statusCode ?? 0,
+              headers: response.headers,
+              body: Buffer.concat(chunks).toString(),
+              socket: sent.socket as Socket,
+              reused: sent.reusedSocket,
+            }),
+          );
+        },
+      );
+      sent.on('error', reject);
+      sent.end(body);
+    });
+
+  it('S3: one HTTP/1.1 connection carries a create, a PUT with a body, a HEAD, GETs (one with a body the server ignores) and a 404, each answered whole', async () => {
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    try {
+      const answers = [
+        await send(agent, 'PUT', `/${bucket}`),
+        await send(agent, 'PUT', `/${bucket}/greeting`, 'hello'),
+        await send(agent, 'HEAD', `/${bucket}/greeting`),
+        await send(agent, 'GET', `/${bucket}/greeting`, 'a body nobody reads'),
+        await send(agent, 'GET', `/${bucket}/missing`),
+        await send(agent, 'GET', `/${bucket}/greeting`),
+      ];
+      expect(answers.map((answer) => answer.status)).toEqual([200, 200, 200, 200, 404, 200]);
+      expect(answers[2]?.headers['content-length']).toBe('5');
+      expect(answers[2]?.body).toBe('');
+      expect(answers[3]?.body).toBe('hello');
+      expect(answers[4]?.body).toContain('<Code>NoSuchKey</Code>');
+      expect(answers[5]?.body).toBe('hello');
+      expect(answers.map((answer) => answer.headers.connection)).not.toContain('close');
+      expect(answers.map((answer) => answer.reused)).toEqual([false, true, true, true, true, true]);
+      expect(new Set(answers.map((answer) => answer.socket)).size).toBe(1);
+    } finally {
+      agent.destroy();
+    }
   });
 });
 

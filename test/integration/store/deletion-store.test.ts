@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import {
   DELETION_STATES,
   type DeletionRecord,
@@ -89,9 +89,9 @@ describe.skipIf(process.env.LETHE_TEST_API_URL)('DeletionStore over DynamoDB', (
     target = await startTarget();
     if (!target.local) throw new Error('needs the in-process local stack');
     stores = storesOf(target.local);
-  });
-  afterAll(async () => {
-    await target?.stop();
+    // The stack's table without its pipeline: this is the item's contract, state by state, and
+    // a live dispatcher would start a PENDING deletion (a sweeper resume one) under the test.
+    await target.stop();
   });
 
   /** A deletion in `state`, with its stream DELETING by it (as a real one stands). */
@@ -101,13 +101,10 @@ describe.skipIf(process.env.LETHE_TEST_API_URL)('DeletionStore over DynamoDB', (
       tenant,
       deletionId: randomUUID(),
       state,
-      // The stack's own bucket: a deletion that begins here runs through the real pipeline.
       bucket: target.local?.resources.bucket ?? '',
       prefix: `streams/${tenant}/logs/1/`,
       chainsTotal: 1,
       chainsSettled: 1,
-      // Not due: the stack's sweeper (every second) would begin a SCHEDULED deletion that is,
-      // racing the operation under test.
       executeAfter: '2999-01-01T00:00:00.000Z',
       ...overrides,
     });
@@ -184,13 +181,22 @@ describe.skipIf(process.env.LETHE_TEST_API_URL)('DeletionStore over DynamoDB', (
       Array.from({ length: 8 }, () => stores.deletions.claimVerification(deletion)),
     );
 
-    expect(claims.filter((claim) => claim.status === 'ok')).toHaveLength(1);
+    const won = claims.filter((claim) => claim.status === 'ok');
+    expect(won).toHaveLength(1);
+    // The winner gets the deletion as claimed, each loser the deletion as it is: no read needed.
+    expect(won[0]?.item).toMatchObject({ deletionId: deletion.deletionId, verifiedRound: 1 });
+    for (const lost of claims.filter((claim) => claim.status !== 'ok')) {
+      expect(lost).toMatchObject({ status: 'duplicate', current: { verifiedRound: 1 } });
+    }
   });
 
   it('does not claim the verification of a round whose chains have not all settled', async () => {
     const deletion = await aDeletionIn('RUNNING', { chainsTotal: 2, chainsSettled: 1 });
 
-    expect((await stores.deletions.claimVerification(deletion)).status).toBe('duplicate');
+    expect(await stores.deletions.claimVerification(deletion)).toMatchObject({
+      status: 'duplicate',
+      current: { state: 'RUNNING', chainsSettled: 1, chainsTotal: 2 },
+    });
   });
 
   it('marks progress once per interval however many workers ask, and tells each the state', async () => {

@@ -406,8 +406,7 @@ describe('deletion outcomes, counted once in the invocation that made them', () 
   function finalizer(complete: Outcome = done) {
     return new Finalizer({
       deletions: {
-        get: async () => ready,
-        claimVerification: async () => done,
+        claimVerification: async () => ok(ready),
         complete: async () => complete,
         fail: async () => done,
         nextRound: async () => done,

@@ -15,6 +15,7 @@ import {
   duplicate,
   fenced,
   finalizeMessage,
+  ok,
   type StreamRecord,
 } from '../../../lib/core/index.ts';
 import type { FinalizerOptions } from '../../../lib/pipeline/finalizer.ts';
@@ -41,8 +42,10 @@ function finalizer(
   totals: DeletionTotals = noTotals,
 ) {
   const deletions = {
-    get: vi.fn<DeletionStore['get']>(async () => ready()),
-    claimVerification: vi.fn<DeletionStore['claimVerification']>(async () => done),
+    // The claim answers the deletion as it wrote it (ready, and now claimed).
+    claimVerification: vi.fn<DeletionStore['claimVerification']>(async () =>
+      ok(ready({ verifiedRound: 1 })),
+    ),
     complete: vi.fn<DeletionStore['complete']>(async () => done),
     fail: vi.fn<DeletionStore['fail']>(async () => done),
     nextRound: vi.fn<DeletionStore['nextRound']>(async () => done),
@@ -349,7 +352,7 @@ describe('Finalizer.finalize', () => {
 });
 
 describe('Finalizer.finalizeIfReady (after a chain settles)', () => {
-  it('verifies once it has claimed the round', async () => {
+  it('verifies once it has claimed the round: the claim answers the deletion, no read before it', async () => {
     // Prepare
     leftover([]);
     const { subject, deletions } = finalizer();
@@ -359,14 +362,17 @@ describe('Finalizer.finalizeIfReady (after a chain settles)', () => {
 
     // Assess
     expect(outcome).toBe('completed');
-    expect(deletions.claimVerification).toHaveBeenCalledExactlyOnceWith(ready());
+    expect(deletions.claimVerification).toHaveBeenCalledExactlyOnceWith(aDeletion());
+    expect(deletions.complete).toHaveBeenCalledExactlyOnceWith(
+      expect.objectContaining({ deletionId: DELETION_ID, verifiedRound: 1, chainsSettled: 2 }),
+    );
     expect(s3.commandCalls(ListObjectVersionsCommand)).toHaveLength(1);
   });
 
   it('leaves the round to the worker that claimed it first: no second listing', async () => {
     // Prepare
     const { subject, deletions } = finalizer();
-    deletions.claimVerification.mockResolvedValue(duplicate());
+    deletions.claimVerification.mockResolvedValue(duplicate(ready({ verifiedRound: 1 })));
 
     // Act
     const outcome = await subject.finalizeIfReady(aDeletion());
@@ -377,17 +383,18 @@ describe('Finalizer.finalizeIfReady (after a chain settles)', () => {
     expect(deletions.complete).not.toHaveBeenCalled();
   });
 
-  it('claims nothing while a chain is still open', async () => {
+  it('verifies nothing while a chain is still open (the claim is refused)', async () => {
     // Prepare
     const { subject, deletions } = finalizer();
-    deletions.get.mockResolvedValue(ready({ chainsSettled: 1 }));
+    deletions.claimVerification.mockResolvedValue(duplicate(ready({ chainsSettled: 1 })));
 
     // Act
     const outcome = await subject.finalizeIfReady(aDeletion());
 
     // Assess
     expect(outcome).toBe('not-ready');
-    expect(deletions.claimVerification).not.toHaveBeenCalled();
+    expect(s3.calls()).toHaveLength(0);
+    expect(deletions.complete).not.toHaveBeenCalled();
   });
 
   it.each<[string, DeletionRecord | undefined]>([
@@ -396,14 +403,14 @@ describe('Finalizer.finalizeIfReady (after a chain settles)', () => {
   ])('is fenced when the deletion %s', async (_, current) => {
     // Prepare
     const { subject, deletions } = finalizer();
-    deletions.get.mockResolvedValue(current);
+    deletions.claimVerification.mockResolvedValue(duplicate(current));
 
     // Act
     const outcome = await subject.finalizeIfReady(aDeletion({ round: 1 }));
 
     // Assess
     expect(outcome).toBe('fenced');
-    expect(deletions.claimVerification).not.toHaveBeenCalled();
+    expect(s3.calls()).toHaveLength(0);
   });
 });
 
@@ -436,7 +443,7 @@ describe('Finalizer.settle (a chain that may have ended)', () => {
 
     // Assess
     expect(outcome).toBe('completed');
-    expect(deletions.get).toHaveBeenCalledExactlyOnceWith('acme', DELETION_ID);
+    expect(deletions.claimVerification).toHaveBeenCalledExactlyOnceWith(ended());
   });
 
   it.each<[string, ChainRecord]>([
@@ -452,7 +459,7 @@ describe('Finalizer.settle (a chain that may have ended)', () => {
     // Assess
     expect(outcome).toBe('not-ready');
     expect(chains.settle).not.toHaveBeenCalled();
-    expect(deletions.get).not.toHaveBeenCalled();
+    expect(deletions.claimVerification).not.toHaveBeenCalled();
   });
 
   it('does not settle a chain twice, but still looks whether the round is done', async () => {
@@ -464,7 +471,7 @@ describe('Finalizer.settle (a chain that may have ended)', () => {
 
     // Assess
     expect(chains.settle).not.toHaveBeenCalled();
-    expect(deletions.get).toHaveBeenCalledTimes(1);
+    expect(deletions.claimVerification).toHaveBeenCalledTimes(1);
   });
 
   it('looks whether the round is done when another run settled the chain first', async () => {
@@ -476,7 +483,7 @@ describe('Finalizer.settle (a chain that may have ended)', () => {
     await subject.settle(ended());
 
     // Assess
-    expect(deletions.get).toHaveBeenCalledTimes(1);
+    expect(deletions.claimVerification).toHaveBeenCalledTimes(1);
   });
 
   it('is fenced, and verifies nothing, when the deletion no longer runs that round', async () => {
@@ -489,7 +496,7 @@ describe('Finalizer.settle (a chain that may have ended)', () => {
 
     // Assess
     expect(outcome).toBe('fenced');
-    expect(deletions.get).not.toHaveBeenCalled();
+    expect(deletions.claimVerification).not.toHaveBeenCalled();
   });
 });
 

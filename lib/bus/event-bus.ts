@@ -19,7 +19,13 @@ export class PublishError extends Error {
   override readonly name = 'PublishError';
 }
 
-/** Lethe's EventBridge bus: one event per call, so a failure never reorders what follows it. */
+/** Entries a PutEvents call takes at most. */
+export const MAX_ENTRIES = 10;
+
+/** What EventBridge did with a call's events: all put, or the first it refused. */
+export type PutResult = { ok: true } | { ok: false; index: number; reason: string };
+
+/** Lethe's EventBridge bus. */
 export class EventBus {
   readonly #client: EventBridgeClient;
   readonly #busName: string;
@@ -31,25 +37,38 @@ export class EventBus {
     this.#source = options.source ?? 'lethe';
   }
 
+  /** One event; a refusal is a PublishError. */
   async put(event: BusEvent): Promise<void> {
+    const result = await this.putAll([event]);
+    if (!result.ok) throw new PublishError(`EventBridge refused the event: ${result.reason}`);
+  }
+
+  /**
+   * Up to ten events in one call. EventBridge takes or refuses each entry on its own, so
+   * events after a refused one may be on the bus already: the caller sends one event per
+   * subject at most, and retries from the refused one.
+   */
+  async putAll(events: BusEvent[]): Promise<PutResult> {
+    if (events.length > MAX_ENTRIES) throw new RangeError(`at most ${MAX_ENTRIES} events a call`);
+    if (events.length === 0) return { ok: true };
     const { FailedEntryCount, Entries = [] } = await this.#client.send(
       new PutEventsCommand({
-        Entries: [
-          {
-            EventBusName: this.#busName,
-            Source: this.#source,
-            DetailType: event.detailType,
-            Detail: JSON.stringify(event.detail),
-            Time: event.time,
-          },
-        ],
+        Entries: events.map((event) => ({
+          EventBusName: this.#busName,
+          Source: this.#source,
+          DetailType: event.detailType,
+          Detail: JSON.stringify(event.detail),
+          Time: event.time,
+        })),
       }),
     );
-    if (FailedEntryCount) {
-      const [entry] = Entries;
-      throw new PublishError(
-        `EventBridge refused the event: ${entry?.ErrorCode} ${entry?.ErrorMessage}`,
-      );
-    }
+    if (!FailedEntryCount) return { ok: true };
+    const index = Entries.findIndex((entry) => entry.ErrorCode !== undefined);
+    const entry = Entries[index];
+    return {
+      ok: false,
+      index: Math.max(index, 0),
+      reason: `${entry?.ErrorCode} ${entry?.ErrorMessage}`,
+    };
   }
 }

@@ -1,2 +1,9 @@
-// lib/bus: the EventBridge adapter. Lethe's events, put on its bus one at a time, in order.
-export { type BusEvent, EventBus, type EventBusOptions, PublishError } from './event-bus.ts';
+// lib/bus: the EventBridge adapter. Lethe's events, put on its bus up to ten a call.
+export {
+  type BusEvent,
+  EventBus,
+  type EventBusOptions,
+  MAX_ENTRIES,
+  PublishError,
+  type PutResult,
+} from './event-bus.ts';

@@ -7,9 +7,15 @@ import type {
 } from 'aws-lambda';
 import type { DeletionRecord, OffboardingRecord } from '../core/index.ts';
 import { count, keysOf, type Telemetry } from '../observability/index.ts';
-import { createPipeline, type StateChangePublisher } from '../pipeline/index.ts';
+import {
+  type Announcement,
+  createPipeline,
+  deletionAnnouncement,
+  offboardingAnnouncement,
+  type StateChangePublisher,
+} from '../pipeline/index.ts';
 import type { Clients } from '../support/index.ts';
-import { boot, type Env, errorText } from './boot.ts';
+import { boot, type Env } from './boot.ts';
 
 type Image = NonNullable<DynamoDBRecord['dynamodb']>['NewImage'];
 
@@ -18,46 +24,60 @@ const imageOf = <T = DeletionRecord>(image: Image) =>
   image ? (unmarshall(image as never) as T) : undefined;
 
 /**
- * Publisher: every state change of a deletion, from the table's stream (new and old images),
- * onto the event bus. Records are taken in order and the batch stops at the first failure,
- * which Lambda retries from: no event of a deletion overtakes an earlier one.
+ * Publisher: every state change of a deletion or an offboarding, from the table's stream (new
+ * and old images), onto the event bus, in the stream's order, up to ten a call. A refused event
+ * fails its record, which Lambda retries from: no event of a deletion overtakes an earlier one.
  */
 export const publisherHandler =
-  (publisher: Pick<StateChangePublisher, 'publish' | 'publishOffboarding'>, telemetry: Telemetry) =>
+  (publisher: Pick<StateChangePublisher, 'publish'>, telemetry: Telemetry) =>
   async (event: DynamoDBStreamEvent, context?: Context): Promise<DynamoDBBatchResponse> =>
     telemetry.invocation(context, {}, async () => {
+      const announced: Array<{
+        record: DynamoDBRecord;
+        after: Announced;
+        announcement: Announcement;
+      }> = [];
       for (const record of event.Records) {
-        const after = imageOf<DeletionRecord | OffboardingRecord>(record.dynamodb?.NewImage);
-        if (after?.type !== 'DELETION' && after?.type !== 'OFFBOARDING') continue;
-        try {
-          const outcome =
-            after.type === 'DELETION'
-              ? await publisher.publish({ before: imageOf(record.dynamodb?.OldImage), after })
-              : await publisher.publishOffboarding({
-                  before: imageOf<OffboardingRecord>(record.dynamodb?.OldImage),
-                  after,
-                });
-          if (outcome === 'published') {
-            count('eventsPublished', 1);
-            telemetry.logger.info('state change published', {
-              ...keysOf(after),
-              type: after.type,
-              to: after.state,
-            });
-          }
-        } catch (error) {
-          telemetry.logger.warn('publish failed; the record will be retried', {
-            ...keysOf(after),
-            sequenceNumber: record.dynamodb?.SequenceNumber,
-            error: errorText(error),
-          });
-          return {
-            batchItemFailures: [{ itemIdentifier: record.dynamodb?.SequenceNumber ?? '' }],
-          };
-        }
+        const after = imageOf<Announced>(record.dynamodb?.NewImage);
+        const announcement = announcementOf(record, after);
+        if (after && announcement) announced.push({ record, after, announcement });
       }
-      return { batchItemFailures: [] };
+      const { published, refused } = await publisher.publish(
+        announced.map(({ announcement }) => announcement),
+      );
+      count('eventsPublished', published);
+      for (const { after } of announced.slice(0, published)) {
+        telemetry.logger.info('state change published', {
+          ...keysOf(after),
+          type: after.type,
+          to: after.state,
+        });
+      }
+      const failed = announced[published];
+      if (!failed) return { batchItemFailures: [] };
+      telemetry.logger.warn('publish failed; the record will be retried', {
+        ...keysOf(failed.after),
+        sequenceNumber: failed.record.dynamodb?.SequenceNumber,
+        error: refused,
+      });
+      return {
+        batchItemFailures: [{ itemIdentifier: failed.record.dynamodb?.SequenceNumber ?? '' }],
+      };
     });
+
+type Announced = DeletionRecord | OffboardingRecord;
+
+/** What a record of the table's stream announces, if anything. */
+function announcementOf(record: DynamoDBRecord, after: Announced | undefined) {
+  if (after?.type === 'DELETION') {
+    return deletionAnnouncement({ before: imageOf(record.dynamodb?.OldImage), after });
+  }
+  if (after?.type === 'OFFBOARDING') {
+    const before = imageOf<OffboardingRecord>(record.dynamodb?.OldImage);
+    return offboardingAnnouncement({ before, after });
+  }
+  return undefined;
+}
 
 export function createPublisherHandler(env?: Env, clients?: Clients) {
   const { telemetry, config, clients: sdk } = boot('publisher', env, clients);

@@ -10,7 +10,7 @@ import {
   scopeOf,
   secondsBetween,
 } from '../core/index.ts';
-import { abortUpload, uploadsUnder, whatIsLeftOf } from '../s3/index.ts';
+import { abortUpload, type Leftovers, uploadsUnder, whatIsLeftOf } from '../s3/index.ts';
 import { failpoint } from '../support/index.ts';
 import type {
   Chains,
@@ -123,10 +123,7 @@ export class Finalizer {
       return 'delayed';
     }
     failpoint('finalize.before-verify');
-    await this.#abortUploads(deletion);
-    // Through versions (a versioned bucket keeps data a listing of objects cannot see), then
-    // uploads in progress (invisible to both, and able to complete into an emptied location).
-    const left = await whatIsLeftOf(this.#s3, deletion.bucket, scopeOf(deletion));
+    const left = await this.#whatIsLeft(deletion);
     const verifiedAt = this.#clock.now().toISOString();
     const final = await this.#totals(deletion);
     if (left.empty) {
@@ -163,6 +160,20 @@ export class Finalizer {
       this.#uploads.count(deletion),
     ]);
     return { ...deletion, ...chains, multipartUploadsAborted };
+  }
+
+  /**
+   * What is left of the deletion's scope: through versions (a versioned bucket keeps data a
+   * listing of objects cannot see), then uploads in progress (invisible to both, and able to
+   * complete into an emptied location). Uploads found are aborted and, if nothing else was
+   * left, the scope is looked at again: an upload that completed meanwhile is an object now.
+   * An empty location costs two listings.
+   */
+  async #whatIsLeft(deletion: DeletionRecord): Promise<Leftovers> {
+    const left = await whatIsLeftOf(this.#s3, deletion.bucket, scopeOf(deletion));
+    if (left.empty) return left;
+    await this.#abortUploads(deletion);
+    return left.upload ? whatIsLeftOf(this.#s3, deletion.bucket, scopeOf(deletion)) : left;
   }
 
   /**

@@ -9,9 +9,13 @@ export { PageWorker, type WorkOutcome } from './page-worker.ts';
 export { Planner, type PlannerOptions, type PlanPageOutcome } from './planner.ts';
 export { type DeletionEvents, unobserved } from './ports.ts';
 export {
+  type Announcement,
   DELETION_STATE_CHANGE,
   type DeletionChange,
-  type PublishOutcome,
+  deletionAnnouncement,
+  OFFBOARDING_STATE_CHANGE,
+  offboardingAnnouncement,
+  type PublishResult,
   StateChangePublisher,
 } from './publisher.ts';
 export { type RetentionReport, RetentionRunner } from './retention.ts';

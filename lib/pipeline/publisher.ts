@@ -1,11 +1,9 @@
-import type { BusEvent } from '../bus/index.ts';
+import { type BusEvent, MAX_ENTRIES, type PutResult } from '../bus/index.ts';
 import { type DeletionRecord, type OffboardingRecord, toReceipt } from '../core/index.ts';
 
 export interface PublisherOptions {
-  readonly bus: { put(event: BusEvent): Promise<void> };
+  readonly bus: { putAll(events: BusEvent[]): Promise<PutResult> };
 }
-
-export type PublishOutcome = 'published' | 'unchanged';
 
 /** What a change of the table's stream says about a deletion: its image before and after. */
 export interface DeletionChange {
@@ -13,13 +11,59 @@ export interface DeletionChange {
   after: DeletionRecord;
 }
 
+/** The same for a tenant's offboarding. */
+export interface OffboardingChange {
+  before?: OffboardingRecord | undefined;
+  after: OffboardingRecord;
+}
+
+/** An event to announce, and what it is about (a deletion, an offboarding). */
+export interface Announcement {
+  subject: string;
+  event: BusEvent;
+}
+
+/** How far a run of announcements got: all of them, or up to the first EventBridge refused. */
+export type PublishResult = { published: number; refused?: string };
+
 export const DELETION_STATE_CHANGE = 'Deletion State Change';
 export const OFFBOARDING_STATE_CHANGE = 'Tenant Offboarding State Change';
 
 /**
- * Puts every state change of a deletion on the event bus, with its receipt as it stood then.
- * Driven by the table's stream (the writes are the outbox), so no change is lost between the
- * write and its event; at least once, in the stream's order per item.
+ * A deletion's state change, with its receipt as it stood then; nothing for a write that left
+ * its state as it was. A new round (RUNNING -> PENDING) is a state change too.
+ */
+export function deletionAnnouncement({ before, after }: DeletionChange): Announcement | undefined {
+  const changed = !before || before.state !== after.state || before.round !== after.round;
+  if (!changed) return undefined;
+  return {
+    subject: `DELETION#${after.deletionId}`,
+    event: {
+      detailType: DELETION_STATE_CHANGE,
+      detail: toReceipt(after),
+      time: new Date(after.updatedAt),
+    },
+  };
+}
+
+/** A tenant offboarding's state change: what it took in and, once it ended, what it deleted. */
+export function offboardingAnnouncement({
+  before,
+  after,
+}: OffboardingChange): Announcement | undefined {
+  if (before?.state === after.state && before.offboardingId === after.offboardingId) {
+    return undefined;
+  }
+  const { type: _type, fanoutAfter: _after, ...detail } = after;
+  return {
+    subject: `OFFBOARDING#${after.offboardingId}`,
+    event: { detailType: OFFBOARDING_STATE_CHANGE, detail, time: new Date(after.updatedAt) },
+  };
+}
+
+/**
+ * Puts state changes on the event bus, in the table stream's order. Driven by the stream (the
+ * writes are the outbox), so no change is lost between the write and its event; at least once.
  */
 export class StateChangePublisher {
   readonly #bus: PublisherOptions['bus'];
@@ -28,38 +72,39 @@ export class StateChangePublisher {
     this.#bus = options.bus;
   }
 
-  /** An offboarding's change (see `publishOffboarding`). */
-  publishOffboarding(change: { before?: OffboardingRecord | undefined; after: OffboardingRecord }) {
-    return publishOffboarding(this.#bus, change);
-  }
-
-  async publish({ before, after }: DeletionChange): Promise<PublishOutcome> {
-    // Every write to a deletion reaches the stream; only a new state is an event. A new
-    // round (RUNNING -> PENDING) is a state change too.
-    const changed = !before || before.state !== after.state || before.round !== after.round;
-    if (!changed) return 'unchanged';
-    await this.#bus.put({
-      detailType: DELETION_STATE_CHANGE,
-      detail: toReceipt(after),
-      time: new Date(after.updatedAt),
-    });
-    return 'published';
+  /**
+   * Announces in order, up to ten events a call and never two of one subject in a call:
+   * EventBridge takes or refuses each entry on its own, so an event refused must not be
+   * overtaken by a later one of its subject. Stops at the first refusal; the events after it
+   * in that call may be on the bus already, and come again when the caller retries from it.
+   * A call that fails outright (the SDK gave up) counts as refused from its first event.
+   */
+  async publish(announcements: Announcement[]): Promise<PublishResult> {
+    let published = 0;
+    while (published < announcements.length) {
+      const call = nextCall(announcements, published);
+      let result: PutResult;
+      try {
+        result = await this.#bus.putAll(call.map((announcement) => announcement.event));
+      } catch (error) {
+        // Not put, as far as anyone knows: the whole call comes again.
+        return { published, refused: error instanceof Error ? error.message : String(error) };
+      }
+      if (!result.ok) return { published: published + result.index, refused: result.reason };
+      published += call.length;
+    }
+    return { published };
   }
 }
 
-/** A tenant offboarding's state change: what it took in and, once it ended, what it deleted. */
-export async function publishOffboarding(
-  bus: PublisherOptions['bus'],
-  { before, after }: { before?: OffboardingRecord | undefined; after: OffboardingRecord },
-): Promise<PublishOutcome> {
-  if (before?.state === after.state && before.offboardingId === after.offboardingId) {
-    return 'unchanged';
+/** The announcements from `start` on that one call takes: up to ten, each subject once. */
+function nextCall(announcements: Announcement[], start: number): Announcement[] {
+  const subjects = new Set<string>();
+  const call: Announcement[] = [];
+  for (const announcement of announcements.slice(start, start + MAX_ENTRIES)) {
+    if (subjects.has(announcement.subject)) break;
+    subjects.add(announcement.subject);
+    call.push(announcement);
   }
-  const { type: _type, fanoutAfter: _after, ...detail } = after;
-  await bus.put({
-    detailType: OFFBOARDING_STATE_CHANGE,
-    detail,
-    time: new Date(after.updatedAt),
-  });
-  return 'published';
+  return call;
 }

@@ -121,10 +121,10 @@ describe('Finalizer.finalize', () => {
     expect(deletions.complete).not.toHaveBeenCalled();
   });
 
-  it('verifies with one listing of the whole location, through versions', async () => {
+  it('verifies an empty location with two listings: versions, then uploads in progress', async () => {
     // Prepare
     leftover([]);
-    const { subject } = finalizer();
+    const { subject, uploads } = finalizer();
 
     // Act
     await subject.finalize(ready());
@@ -133,6 +133,9 @@ describe('Finalizer.finalize', () => {
     expect(s3.commandCalls(ListObjectVersionsCommand).map((call) => call.args[0].input)).toEqual([
       { Bucket: 'lethe-data', Prefix: location, MaxKeys: 1 },
     ]);
+    expect(s3.commandCalls(ListMultipartUploadsCommand)).toHaveLength(1);
+    expect(s3.calls()).toHaveLength(2);
+    expect(uploads.record).not.toHaveBeenCalled();
   });
 
   it('completes, with the totals of every chain, when the location comes back empty', async () => {
@@ -154,17 +157,20 @@ describe('Finalizer.finalize', () => {
     });
   });
 
-  it('aborts every upload in progress inside the location, recording each before its abort', async () => {
-    // Prepare: two uploads in progress, one deep in a partition, one directly under the location.
+  it('aborts every upload in progress inside the location, recording each before its abort, then looks again', async () => {
+    // Prepare: two uploads in progress, one deep in a partition, one directly under the location:
+    // seen by the verification, listed again to abort them, gone when it looks again.
     leftover([]);
+    const inProgress = {
+      IsTruncated: false,
+      Uploads: [
+        { Key: `${location}dt=2026-11-01/a.json`, UploadId: 'u1' },
+        { Key: `${location}b.json`, UploadId: 'u2' },
+      ],
+    };
     s3.on(ListMultipartUploadsCommand)
-      .resolvesOnce({
-        IsTruncated: false,
-        Uploads: [
-          { Key: `${location}dt=2026-11-01/a.json`, UploadId: 'u1' },
-          { Key: `${location}b.json`, UploadId: 'u2' },
-        ],
-      })
+      .resolvesOnce(inProgress)
+      .resolvesOnce(inProgress)
       .resolves({ IsTruncated: false, Uploads: [] });
     const steps: string[] = [];
     s3.on(AbortMultipartUploadCommand).callsFake(async (input) => {
@@ -187,28 +193,56 @@ describe('Finalizer.finalize', () => {
       { key: `${location}b.json`, uploadId: 'u2' },
     ]);
     expect(steps).toEqual(['record', 'abort u1', 'abort u2']);
+    expect(s3.commandCalls(ListObjectVersionsCommand)).toHaveLength(2);
     expect(deletions.complete).toHaveBeenCalledWith(
       expect.objectContaining({ multipartUploadsAborted: 2 }),
     );
   });
 
   it('does not complete while an upload started after the abort is in progress: another round', async () => {
-    // Prepare: nothing to abort, then an upload in progress when the location is verified
+    // Prepare: one upload seen and aborted, then another in progress when it looks again.
     leftover([]);
+    const early = { IsTruncated: false, Uploads: [{ Key: `${location}a.bin`, UploadId: 'u1' }] };
     s3.on(ListMultipartUploadsCommand)
-      .resolvesOnce({ IsTruncated: false, Uploads: [] })
+      .resolvesOnce(early)
+      .resolvesOnce(early)
       .resolves({
         IsTruncated: false,
         Uploads: [{ Key: `${location}late.bin`, UploadId: 'u3' }],
       });
-    const { subject, deletions } = finalizer();
+    const { subject, deletions, uploads } = finalizer();
 
     // Act
     const outcome = await subject.finalize(ready());
 
     // Assess
     expect(outcome).toBe('next-round');
+    expect(uploads.record).toHaveBeenCalledExactlyOnceWith(ready(), [
+      { key: `${location}a.bin`, uploadId: 'u1' },
+    ]);
     expect(deletions.complete).not.toHaveBeenCalled();
+    expect(deletions.nextRound).toHaveBeenCalledOnce();
+  });
+
+  it('aborts the uploads in progress of a location where objects are left too: the next round finds none', async () => {
+    // Prepare
+    leftover([`${location}late.json`]);
+    s3.on(ListMultipartUploadsCommand).resolves({
+      IsTruncated: false,
+      Uploads: [{ Key: `${location}b.bin`, UploadId: 'u2' }],
+    });
+    const { subject, deletions, uploads } = finalizer();
+
+    // Act
+    const outcome = await subject.finalize(ready());
+
+    // Assess: one listing of versions, one of the uploads it aborts.
+    expect(outcome).toBe('next-round');
+    expect(uploads.record).toHaveBeenCalledExactlyOnceWith(ready(), [
+      { key: `${location}b.bin`, uploadId: 'u2' },
+    ]);
+    expect(s3.commandCalls(AbortMultipartUploadCommand)).toHaveLength(1);
+    expect(s3.commandCalls(ListObjectVersionsCommand)).toHaveLength(1);
     expect(deletions.nextRound).toHaveBeenCalledOnce();
   });
 

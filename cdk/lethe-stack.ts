@@ -10,7 +10,7 @@ import {
 } from 'aws-cdk-lib/aws-dynamodb';
 import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
-import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import type { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { FilterCriteria, FilterRule, StartingPosition } from 'aws-cdk-lib/aws-lambda';
 import { DynamoEventSource, SqsDlq, SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import {
@@ -25,6 +25,7 @@ import type { Construct } from 'constructs';
 import { LIST_INDEX, SWEEP_INDEX, TTL_ATTRIBUTE } from '../lib/store/layout.ts';
 import { DEFAULTS, MAX_GRACE_SECONDS } from '../lib/support/config.ts';
 import { CertificateKey } from './certificate-key.ts';
+import { grantDataAccess, grantListData } from './data-access.ts';
 import { LetheFunction } from './lethe-function.ts';
 import { LetheMonitoring } from './monitoring.ts';
 import { acknowledgeNagFindings } from './nag-suppressions.ts';
@@ -222,15 +223,6 @@ export class LetheStack extends Stack {
       planner: this.plans.planner,
     };
 
-    const listData = (fn: { addToRolePolicy(statement: PolicyStatement): void }) =>
-      fn.addToRolePolicy(
-        new PolicyStatement({
-          // ListObjectsV2, and ListObjectVersions in a versioned bucket.
-          actions: ['s3:ListBucket', 's3:ListBucketVersions'],
-          resources: [this.bucket.bucketArn],
-          conditions: { StringLike: { 's3:prefix': [dataKeys] } },
-        }),
-      );
     const all = [api, dispatcher, worker, sweeper];
     api
       .configure('defaultGraceSeconds', defaultGrace)
@@ -254,56 +246,11 @@ export class LetheStack extends Stack {
     for (const fn of [dispatcher, worker, sweeper]) {
       fn.bind('queueUrl', this.workQueue.queueUrl, (f) => {
         this.workQueue.grantSendMessages(f);
-        listData(f);
+        grantListData(f, this.bucket, dataKeys);
       });
     }
-    // Least privilege: only the api writes objects, and only the worker deletes them.
-    api.function.addToRolePolicy(
-      new PolicyStatement({
-        actions: ['s3:PutObject'],
-        resources: [this.bucket.arnForObjects(dataKeys)],
-      }),
-    );
-    // DeleteObjects needs s3:DeleteObject per key, and s3:DeleteObjectVersion per version in a
-    // versioned bucket; nothing else (tagging, retention) is ever deleted or changed.
-    worker.function.addToRolePolicy(
-      new PolicyStatement({
-        actions: ['s3:DeleteObject', 's3:DeleteObjectVersion'],
-        resources: [this.bucket.arnForObjects(dataKeys)],
-      }),
-    );
-    // Verification aborts the multipart uploads in progress under the location, and checks that
-    // none is left; it runs where a round ends: the worker, the dispatcher (an empty location)
-    // and the sweeper (a resumed verification).
-    for (const fn of [dispatcher, worker, sweeper]) {
-      fn.function.addToRolePolicy(
-        new PolicyStatement({
-          actions: ['s3:ListBucketMultipartUploads'],
-          resources: [this.bucket.bucketArn],
-        }),
-      );
-      fn.function.addToRolePolicy(
-        new PolicyStatement({
-          actions: ['s3:AbortMultipartUpload'],
-          resources: [this.bucket.arnForObjects(dataKeys)],
-        }),
-      );
-    }
-    // Whether the bucket keeps versions, asked when a deletion is dispatched (the sweeper too
-    // dispatches one that never was).
-    for (const fn of [dispatcher, sweeper]) {
-      fn.function.addToRolePolicy(
-        new PolicyStatement({
-          actions: ['s3:GetBucketVersioning'],
-          resources: [this.bucket.bucketArn],
-        }),
-      );
-    }
-    if (!props.bucketName) {
-      // The stack's own bucket does not keep versions: no need to ask per deletion (if someone
-      // turns versioning on, verification still finds the versions and deletes them).
-      for (const fn of [dispatcher, sweeper]) fn.configure('bucketVersioning', 'off');
-    }
+    // Least privilege on stream data: only the api writes objects, only the worker deletes them.
+    grantDataAccess({ api, dispatcher, worker, sweeper }, this.bucket, dataKeys, !props.bucketName);
     // The worker marks progress at a third of the sweeper's threshold.
     for (const fn of [sweeper, worker]) {
       fn.configure(

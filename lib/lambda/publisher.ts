@@ -45,7 +45,7 @@ export const publisherHandler =
       const { published, refused } = await publisher.publish(
         announced.map(({ announcement }) => announcement),
       );
-      count('eventsPublished', published);
+      if (published > 0) count('eventsPublished', published);
       for (const { after } of announced.slice(0, published)) {
         telemetry.logger.info('state change published', {
           ...keysOf(after),

@@ -149,6 +149,11 @@ export interface ChainRecord extends DeletionRef {
   pagesDone: number;
   /** Counted towards the deletion's settled chains (ended, no page open). */
   settled: boolean;
+  /**
+   * Epoch milliseconds when the dispatcher registered the chain, while its deletion was starting
+   * this round (lib/pipeline/fence.ts). Absent on a chain split off a running one.
+   */
+  registeredAt?: number;
   /** Epoch milliseconds of the chain's first listing. */
   startedAt?: number;
   /** Keys a second S3 allows this chain, learned from its SlowDown answers (lib/pipeline/pace). */

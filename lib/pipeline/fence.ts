@@ -37,8 +37,16 @@ export class DeletionFence {
     this.#capacity = options.capacity ?? 1000;
   }
 
-  async isRunning(chain: Pick<ChainRecord, 'tenant' | 'deletionId' | 'round' | 'generation'>) {
+  async isRunning(
+    chain: Pick<ChainRecord, 'tenant' | 'deletionId' | 'round' | 'generation' | 'registeredAt'>,
+  ) {
     const now = this.#clock.now().getTime();
+    // Registered less than an interval ago, while its deletion was starting this round: as good
+    // as a look within the interval (a page is only sent once the round has started), and the
+    // start has just marked progress. A small deletion's one page asks nothing.
+    if (chain.registeredAt !== undefined && now - chain.registeredAt < this.#intervalMs) {
+      return true;
+    }
     const seen = this.#seen.get(chain.deletionId);
     if (seen && seen.round === chain.round && now - seen.at < this.#intervalMs) {
       return seen.running;

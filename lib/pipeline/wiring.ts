@@ -59,7 +59,7 @@ export function createPipeline({
     receiptRetentionDays: config.receiptRetentionDays,
     clock,
   });
-  const chains = new ChainStore({ table, deletions });
+  const chains = new ChainStore({ table, deletions, clock });
   const index = new DeletionIndex({ table });
   const failures = new FailureStore({ table });
   const uploads = new UploadStore({ table });

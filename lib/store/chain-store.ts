@@ -1,6 +1,7 @@
 import {
   type ChainLayout,
   type ChainRecord,
+  type Clock,
   type Cursor,
   chainIdOf,
   type DeletionRecord,
@@ -12,6 +13,7 @@ import {
   type Outcome,
   ok,
   type PageRecord,
+  systemClock,
 } from '../core/index.ts';
 import { isAbsent } from './conditions.ts';
 import type { DeletionStore } from './deletion-store.ts';
@@ -22,6 +24,8 @@ export interface ChainStoreOptions {
   readonly table: Table;
   /** The deletion item's owner, for its part in settling a chain. */
   readonly deletions: Pick<DeletionStore, 'roundChains'>;
+  /** @default the system clock */
+  readonly clock?: Clock;
 }
 
 /** What a page's deletion counted, added to its chain when the page closes. */
@@ -42,10 +46,12 @@ const chainHasEnded = { expression: 'ended = :true AND settled = :false' };
 export class ChainStore {
   readonly #table: Table;
   readonly #deletions: ChainStoreOptions['deletions'];
+  readonly #clock: Clock;
 
   constructor(options: ChainStoreOptions) {
     this.#table = options.table;
     this.#deletions = options.deletions;
+    this.#clock = options.clock ?? systemClock;
   }
 
   /** Creates the chains of a round; chains that already exist keep their progress. */
@@ -65,8 +71,9 @@ export class ChainStore {
       versioned,
       ...(deletion.before ? { before: deletion.before } : {}),
     };
+    const registeredAt = this.#clock.now().getTime();
     const put = (layout: ChainLayout) => {
-      const chain = newChain(base, layout);
+      const chain = { ...newChain(base, layout), registeredAt };
       return this.#table.put(this.#key(chain), chain, isAbsent);
     };
     for (let start = 0; start < chains.length; start += 16) {

@@ -24,7 +24,7 @@ export function storesOf(local: LocalStack, clock: Clock = clockOf(() => new Dat
     clock,
   });
   const deletions = new DeletionStore({ table, streams, clock });
-  const chains = new ChainStore({ table, deletions });
+  const chains = new ChainStore({ table, deletions, clock });
   const index = new DeletionIndex({ table });
   /** Writes a deletion record as it would stand in the table (open ones in the sweep index). */
   const putDeletion = async (deletion: DeletionRecord) => {

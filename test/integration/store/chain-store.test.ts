@@ -34,7 +34,8 @@ describe.skipIf(process.env.LETHE_TEST_API_URL)('ChainStore over DynamoDB', () =
     return chain;
   }
 
-  it("registers a chain with its deletion's fence, and keeps its progress on a repeat", async () => {
+  it("registers a chain with its deletion's fence and the time, and keeps its progress on a repeat", async () => {
+    const before = Date.now();
     const chain = await aChain();
     const listed = await stores.chains.recordListing(chain, 0, aPage(), { key: 'k' });
 
@@ -45,8 +46,13 @@ describe.skipIf(process.env.LETHE_TEST_API_URL)('ChainStore over DynamoDB', () =
     );
 
     expect(chain).toMatchObject({ generation: 1, location: 'streams/acme/logs/1/', lastPage: -1 });
+    expect(chain.registeredAt).toBeGreaterThanOrEqual(before);
+    expect(chain.registeredAt).toBeLessThanOrEqual(Date.now());
     expect(listed.status).toBe('ok');
-    expect(await stores.chains.get(chain, chainId)).toMatchObject({ lastPage: 0 });
+    expect(await stores.chains.get(chain, chainId)).toMatchObject({
+      lastPage: 0,
+      registeredAt: chain.registeredAt,
+    });
   });
 
   it('records each page number once: a second listing of it is a duplicate', async () => {

@@ -53,6 +53,34 @@ describe('DeletionFence.isRunning', () => {
     );
   });
 
+  it('asks nothing for a chain registered less than an interval ago: its round was starting then', async () => {
+    // Prepare
+    const { fence, heartbeat, later } = fenceOver(fenced(aDeletion({ state: 'FAILED' })));
+    const chain = aChain({ registeredAt: NOW.getTime() });
+    later(INTERVAL_SECONDS - 1);
+
+    // Act
+    const running = await fence.isRunning(chain);
+
+    // Assess
+    expect(running).toBe(true);
+    expect(heartbeat).not.toHaveBeenCalled();
+  });
+
+  it('asks, as for any chain, once its registration is an interval old', async () => {
+    // Prepare
+    const { fence, heartbeat, later } = fenceOver(fenced(aDeletion({ state: 'FAILED' })));
+    const chain = aChain({ registeredAt: NOW.getTime() });
+    later(INTERVAL_SECONDS);
+
+    // Act
+    const running = await fence.isRunning(chain);
+
+    // Assess
+    expect(running).toBe(false);
+    expect(heartbeat).toHaveBeenCalledOnce();
+  });
+
   it('asks the deletion once per interval, however many pages ask', async () => {
     // Prepare
     const { fence, heartbeat, later } = fenceOver();

@@ -41,9 +41,11 @@ export class DeletionFence {
     chain: Pick<ChainRecord, 'tenant' | 'deletionId' | 'round' | 'generation' | 'registeredAt'>,
   ) {
     const now = this.#clock.now().getTime();
-    // Registered less than an interval ago, while its deletion was starting this round: as good
-    // as a look within the interval (a page is only sent once the round has started), and the
-    // start has just marked progress. A small deletion's one page asks nothing.
+    // Registered less than an interval ago, while its deletion was starting this round: a page
+    // is only sent once the round has started, and no round ends within an interval of its start
+    // while a chain of it is open (verification waits for every chain; the sweeper waits longer
+    // than an interval). As good as a look; the start marked progress. A small deletion's one
+    // page asks nothing.
     if (chain.registeredAt !== undefined && now - chain.registeredAt < this.#intervalMs) {
       return true;
     }

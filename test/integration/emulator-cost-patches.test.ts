@@ -7,6 +7,7 @@ import {
   GetItemCommand,
   PutItemCommand,
   QueryCommand,
+  type QueryCommandInput,
   ScanCommand,
   TransactWriteItemsCommand,
   UpdateItemCommand,
@@ -78,6 +79,8 @@ async function session(endpoint: string, table: string) {
     const { $metadata, ...rest } = output as { $metadata?: unknown };
     answers[name] = setsSorted(rest);
   };
+  const query = async (name: string, input: Omit<QueryCommandInput, 'TableName'>) =>
+    keep(name, await ddb.send(new QueryCommand({ TableName: table, ...input })));
   const created = await ddb.send(
     new CreateTableCommand({
       TableName: table,
@@ -208,66 +211,36 @@ async function session(endpoint: string, table: string) {
     keep(`query page ${page++}`, output);
     start = output.LastEvaluatedKey;
   } while (start);
-  keep(
-    'query backwards, filtered',
-    await ddb.send(
-      new QueryCommand({
-        TableName: table,
-        KeyConditionExpression: 'pk = :pk',
-        FilterExpression: 'n > :n',
-        ExpressionAttributeValues: { ':pk': S('p1'), ':n': N(2) },
-        ScanIndexForward: false,
-      }),
-    ),
-  );
-  keep(
-    'query index',
-    await ddb.send(
-      new QueryCommand({
-        TableName: table,
-        IndexName: 'by-gsi',
-        KeyConditionExpression: 'gsi = :g AND #at < :at',
-        ExpressionAttributeNames: { '#at': 'at' },
-        ExpressionAttributeValues: { ':g': S('g0'), ':at': S('2026-01-08') },
-        Limit: 3,
-      }),
-    ),
-  );
-  keep(
-    'query index with its own projection, projected again',
-    await ddb.send(
-      new QueryCommand({
-        TableName: table,
-        IndexName: 'by-gsi-include',
-        KeyConditionExpression: 'gsi = :g',
-        ProjectionExpression: 'n, #open, tags, #open.#page, sk',
-        ExpressionAttributeNames: { '#open': 'open', '#page': '4' },
-        ExpressionAttributeValues: { ':g': S('g0') },
-      }),
-    ),
-  );
-  keep(
-    'query projected, nested paths',
-    await ddb.send(
-      new QueryCommand({
-        TableName: table,
-        KeyConditionExpression: 'pk = :pk',
-        ProjectionExpression: '#open.#page, n, nothing, tags, absent',
-        ExpressionAttributeNames: { '#open': 'open', '#page': '3' },
-        ExpressionAttributeValues: { ':pk': S('p0') },
-      }),
-    ),
-  );
-  keep(
-    'query empty partition',
-    await ddb.send(
-      new QueryCommand({
-        TableName: table,
-        KeyConditionExpression: 'pk = :pk',
-        ExpressionAttributeValues: { ':pk': S('none') },
-      }),
-    ),
-  );
+  await query('query backwards, filtered', {
+    KeyConditionExpression: 'pk = :pk',
+    FilterExpression: 'n > :n',
+    ExpressionAttributeValues: { ':pk': S('p1'), ':n': N(2) },
+    ScanIndexForward: false,
+  });
+  await query('query index', {
+    IndexName: 'by-gsi',
+    KeyConditionExpression: 'gsi = :g AND #at < :at',
+    ExpressionAttributeNames: { '#at': 'at' },
+    ExpressionAttributeValues: { ':g': S('g0'), ':at': S('2026-01-08') },
+    Limit: 3,
+  });
+  await query('query index with its own projection, projected again', {
+    IndexName: 'by-gsi-include',
+    KeyConditionExpression: 'gsi = :g',
+    ProjectionExpression: 'n, #open, tags, #open.#page, sk',
+    ExpressionAttributeNames: { '#open': 'open', '#page': '4' },
+    ExpressionAttributeValues: { ':g': S('g0') },
+  });
+  await query('query projected, nested paths', {
+    KeyConditionExpression: 'pk = :pk',
+    ProjectionExpression: '#open.#page, n, nothing, tags, absent',
+    ExpressionAttributeNames: { '#open': 'open', '#page': '3' },
+    ExpressionAttributeValues: { ':pk': S('p0') },
+  });
+  await query('query empty partition', {
+    KeyConditionExpression: 'pk = :pk',
+    ExpressionAttributeValues: { ':pk': S('none') },
+  });
   keep('scan', await ddb.send(new ScanCommand({ TableName: table })));
   keep(
     'batch get',

@@ -1,5 +1,6 @@
 import { vi } from 'vitest';
 import type { Fetch } from '../../lib/cli/client.ts';
+import type { Interrupts } from '../../lib/cli/commands.ts';
 import { type CliDependencies, run } from '../../lib/cli/main.ts';
 import type { Output } from '../../lib/cli/progress.ts';
 import { type DeletionReceipt, toReceipt } from '../../lib/core/index.ts';
@@ -93,4 +94,21 @@ export async function lethe(argv: string[], reply: (request: SentRequest) => Fak
   const { deps, stdout, stderr } = cliDependencies({ fetch: api.fetch });
   const code = await run([...argv, ...LOCAL], deps);
   return { code, stdout: stdout.text(), stderr: stderr.text(), sent: api.sent };
+}
+
+/** A request as one line, `METHOD url`. */
+export const line = (request: Pick<SentRequest, 'method' | 'url'>) =>
+  `${request.method} ${request.url}`;
+
+/** A Ctrl-C that a test presses. */
+export function ctrlC() {
+  const listeners = new Set<() => void>();
+  const interrupts: Interrupts = (listener) => {
+    listeners.add(listener);
+    return () => listeners.delete(listener);
+  };
+  const press = () => {
+    for (const listener of [...listeners]) listener();
+  };
+  return { interrupts, press, listeners };
 }

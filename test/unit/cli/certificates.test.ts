@@ -10,6 +10,7 @@ import {
   fakeFetch,
   LOCAL,
   lethe,
+  line,
   type SentRequest,
 } from '../../helpers/cli.ts';
 import { aDeletion, DELETION_ID } from '../../helpers/records.ts';
@@ -36,8 +37,6 @@ const VALID = `valid: deletion ${DELETION_ID} of acme/logs, 1,602 objects, compl
 const INVALID = `INVALID: the certificate was changed after it was signed, or was not signed by ${KEY_ID}\n`;
 const CERTIFICATE_URL = `http://127.0.0.1:3000/v1/tenants/acme/deletions/${DELETION_ID}/certificate`;
 const KEY_URL = 'http://127.0.0.1:3000/v1/certificate-key';
-
-const line = (request: SentRequest) => `${request.method} ${request.url}`;
 
 /** Files in memory: what `--out` writes, what FILE and `--key` read. */
 function memoryFiles(initial: Record<string, string> = {}) {

@@ -1,16 +1,16 @@
 import { describe, expect, it } from 'vitest';
-import type { Interrupts } from '../../../lib/cli/commands.ts';
 import { run } from '../../../lib/cli/main.ts';
 import type { DeletionReceipt } from '../../../lib/core/index.ts';
 import {
   aReceipt,
   cliDependencies,
+  ctrlC,
   type FakeReply,
   fakeFetch,
   LOCAL,
   lethe,
+  line,
   memoryOutput,
-  type SentRequest,
 } from '../../helpers/cli.ts';
 import { DELETION_ID } from '../../helpers/records.ts';
 
@@ -24,20 +24,6 @@ const scheduled = (executeAfter: string, overrides: Partial<DeletionReceipt> = {
 });
 const inSeconds = (seconds: number) => new Date(WALL_START + seconds * 1000).toISOString();
 const ok = (body: DeletionReceipt, status = 200): FakeReply => ({ status, body });
-const line = (request: SentRequest) => `${request.method} ${request.url}`;
-
-/** A Ctrl-C that a test presses. */
-function ctrlC() {
-  const listeners = new Set<() => void>();
-  const interrupts: Interrupts = (listener) => {
-    listeners.add(listener);
-    return () => listeners.delete(listener);
-  };
-  const press = () => {
-    for (const listener of [...listeners]) listener();
-  };
-  return { interrupts, press, listeners };
-}
 
 /** The DELETE answers `accepted`; each read answers the next of `reads`. */
 function deletion(accepted: DeletionReceipt, reads: DeletionReceipt[]) {

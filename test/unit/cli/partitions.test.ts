@@ -10,6 +10,7 @@ import {
   fakeFetch,
   LOCAL,
   lethe,
+  line,
 } from '../../helpers/cli.ts';
 import { aStream, DELETION_ID } from '../../helpers/records.ts';
 
@@ -17,7 +18,6 @@ const BASE = 'http://127.0.0.1:3000/v1/tenants/acme';
 const BEFORE = '2026-11-01';
 const partitionReceipt = (overrides: Parameters<typeof aReceipt>[0] = {}) =>
   aReceipt({ before: BEFORE, ...overrides });
-const line = (request: { method: string; url: string }) => `${request.method} ${request.url}`;
 
 describe('lethe partitions delete', () => {
   it('asks for the deletion of the partitions before the day and says how to follow it', async () => {

@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
 import { ApiError, type LetheClient, UnreachableError } from '../../../lib/cli/client.ts';
-import type { Interrupts } from '../../../lib/cli/commands.ts';
 import { run } from '../../../lib/cli/main.ts';
 import { bytesExactly, formatUsd, planSummary } from '../../../lib/cli/plan-format.ts';
 import { PlanReporter, waitForPlan } from '../../../lib/cli/plans.ts';
@@ -8,12 +7,13 @@ import type { PlanView } from '../../../lib/core/index.ts';
 import {
   apiError,
   cliDependencies,
+  ctrlC,
   type FakeReply,
   fakeFetch,
   LOCAL,
   lethe,
+  line,
   memoryOutput,
-  type SentRequest,
 } from '../../helpers/cli.ts';
 
 const PLAN_ID = '9a8b7c6d-1e2f-4a3b-8c9d-0e1f2a3b4c5d';
@@ -84,7 +84,6 @@ const COMPLETED_SUMMARY = [
   '',
 ].join('\n');
 
-const line = (request: SentRequest) => `${request.method} ${request.url}`;
 const ok = (body: PlanView, status = 200): FakeReply => ({ status, body });
 
 /** The POST answers a PENDING plan; each read answers the next of `reads`. */
@@ -92,19 +91,6 @@ function planning(reads: PlanView[]) {
   return fakeFetch((request) =>
     request.method === 'POST' ? ok(aPlan(), 202) : ok(reads.shift() ?? COMPLETED),
   );
-}
-
-/** A Ctrl-C that a test presses. */
-function ctrlC() {
-  const listeners = new Set<() => void>();
-  const interrupts: Interrupts = (listener) => {
-    listeners.add(listener);
-    return () => listeners.delete(listener);
-  };
-  const press = () => {
-    for (const listener of [...listeners]) listener();
-  };
-  return { interrupts, press, listeners };
 }
 
 describe('lethe delete --dry-run', () => {

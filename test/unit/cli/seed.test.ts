@@ -6,6 +6,7 @@ import { toStreamView } from '../../../lib/core/index.ts';
 import {
   apiError,
   cliDependencies,
+  ctrlC,
   type FakeReply,
   fakeFetch,
   LOCAL,
@@ -16,19 +17,6 @@ import { aStream, DELETION_ID } from '../../helpers/records.ts';
 
 const STREAM = toStreamView(aStream());
 const EVENTS = 'http://127.0.0.1:3000/v1/tenants/acme/streams/logs/events';
-
-/** A Ctrl-C that a test presses. */
-function ctrlC() {
-  const listeners = new Set<() => void>();
-  const interrupts: Interrupts = (listener) => {
-    listeners.add(listener);
-    return () => listeners.delete(listener);
-  };
-  const press = () => {
-    for (const listener of [...listeners]) listener();
-  };
-  return { interrupts, press, listeners };
-}
 
 /** The stream for the GET; each POST answered by `ingest`, a tick later, so that they overlap. */
 function seedApi(ingest: (post: number, request: SentRequest) => FakeReply = () => stored()) {

@@ -1,16 +1,16 @@
 import { describe, expect, it } from 'vitest';
-import type { Interrupts } from '../../../lib/cli/commands.ts';
 import { run } from '../../../lib/cli/main.ts';
 import type { OffboardingView } from '../../../lib/core/index.ts';
 import {
   apiError,
   cliDependencies,
+  ctrlC,
   type FakeReply,
   fakeFetch,
   LOCAL,
   lethe,
+  line,
   memoryOutput,
-  type SentRequest,
 } from '../../helpers/cli.ts';
 import { DELETION_ID } from '../../helpers/records.ts';
 import { anOffboarding, OFFBOARDING_ID, REQUESTED } from './offboarding-fixtures.ts';
@@ -19,21 +19,7 @@ const BASE = 'http://127.0.0.1:3000/v1/tenants/acme';
 const WALL_START = Date.parse(REQUESTED) + 250;
 const inSeconds = (seconds: number) => new Date(WALL_START + seconds * 1000).toISOString();
 const ok = (body: OffboardingView, status = 200): FakeReply => ({ status, body });
-const line = (request: SentRequest) => `${request.method} ${request.url}`;
 const HEAD = `offboarding of tenant acme (offboarding ${OFFBOARDING_ID})`;
-
-/** A Ctrl-C that a test presses. */
-function ctrlC() {
-  const listeners = new Set<() => void>();
-  const interrupts: Interrupts = (listener) => {
-    listeners.add(listener);
-    return () => listeners.delete(listener);
-  };
-  const press = () => {
-    for (const listener of [...listeners]) listener();
-  };
-  return { interrupts, press, listeners };
-}
 
 /** The DELETE answers `accepted`; each read answers the next of `reads`. */
 function offboarding(accepted: OffboardingView, reads: OffboardingView[]) {

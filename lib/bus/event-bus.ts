@@ -15,10 +15,6 @@ export interface EventBusOptions {
   readonly source?: string;
 }
 
-export class PublishError extends Error {
-  override readonly name = 'PublishError';
-}
-
 /** Entries a PutEvents call takes at most. */
 export const MAX_ENTRIES = 10;
 
@@ -35,12 +31,6 @@ export class EventBus {
     this.#client = options.client;
     this.#busName = options.busName;
     this.#source = options.source ?? 'lethe';
-  }
-
-  /** One event; a refusal is a PublishError. */
-  async put(event: BusEvent): Promise<void> {
-    const result = await this.putAll([event]);
-    if (!result.ok) throw new PublishError(`EventBridge refused the event: ${result.reason}`);
   }
 
   /**

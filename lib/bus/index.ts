@@ -4,6 +4,5 @@ export {
   EventBus,
   type EventBusOptions,
   MAX_ENTRIES,
-  PublishError,
   type PutResult,
 } from './event-bus.ts';

@@ -5,6 +5,8 @@
  * `npx tsx bench/experiments/shapes.ts [narrow|wide|many|plan|tenant] ...` prints a line per
  * measurement and the requests each service answered.
  */
+import { writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector';
 import { resolve } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
@@ -14,8 +16,9 @@ import { documentClient } from '#lib/store/index.ts';
 import { apiClient, parseLocation } from '../../test/helpers/http.ts';
 import { emulatorProfiler, listedDeletions } from '../context.ts';
 import { RequestCounter } from '../counting.ts';
+import { floorDelete } from '../deleters.ts';
 import { cpuSecondsOf } from '../memory.ts';
-import { createSeeder } from '../seeding.ts';
+import { createBucket, createSeeder } from '../seeding.ts';
 
 process.env.AWS_ACCESS_KEY_ID ??= 'test';
 process.env.AWS_SECRET_ACCESS_KEY ??= 'test';
@@ -55,6 +58,22 @@ const stack = await LocalStack.start({
   wrapClients: (clients) => counter.attach(clients),
 });
 const api = apiClient(stack.url);
+// SHAPES_TRACE=1: a line per call the stack makes (a small deletion's calls, in order).
+if (process.env.SHAPES_TRACE) {
+  const t0 = performance.now();
+  counter.observe(({ service, command, input }) => {
+    const i = input as Record<string, unknown>;
+    const brief = JSON.stringify(
+      i.Key ?? i.TransactItems ?? i.KeyConditionExpression ?? i.Prefix ?? '',
+    )
+      .replace(/"(S|N)":/g, '')
+      .slice(0, 150);
+    const what = String(i.UpdateExpression ?? i.ConditionExpression ?? '').slice(0, 60);
+    console.log(
+      `${((performance.now() - t0) / 1000).toFixed(3)} ${service} ${command} ${brief} ${what}`,
+    );
+  });
+}
 const requests = () => {
   const snapshot = counter.snapshot();
   const line = Object.entries(snapshot).map(([service, commands]) => {
@@ -80,6 +99,25 @@ const profile = async () => {
     .map(([operation, { count, cpuSeconds }]) => `${operation} ${count} ${cpuSeconds.toFixed(1)} s`)
     .join(', ');
 };
+
+// SHAPES_PROFILE=<file>: a CPU profile of this process (the local stack) over each measured run.
+const inspector = process.env.SHAPES_PROFILE ? new Session() : undefined;
+inspector?.connect();
+const post = (method: string, params?: object) =>
+  new Promise<unknown>((done, fail) =>
+    inspector?.post(method, params, (error, result) => (error ? fail(error) : done(result))),
+  );
+async function profiling<T>(name: string, run: () => Promise<T>): Promise<T> {
+  if (!inspector) return run();
+  await post('Profiler.enable');
+  await post('Profiler.start');
+  try {
+    return await run();
+  } finally {
+    const { profile } = (await post('Profiler.stop')) as { profile: object };
+    writeFileSync(`${process.env.SHAPES_PROFILE}.${name}.cpuprofile`, JSON.stringify(profile));
+  }
+}
 
 /** CPU seconds of this process and of each emulator process, since `before` when given. */
 function cpuOf(): number[];
@@ -145,6 +183,19 @@ async function completed(tenant: string, ids: string[], what = 'deletions') {
 }
 
 try {
+  // The floor on a copy in a bucket of its own: the S3 emulator alone, one request at a time.
+  if (which.has('floor')) {
+    const objects = n('OBJECTS', 1200);
+    const partitions = n('NARROW', 4);
+    await createBucket(s3, 'shapes-floor');
+    await seeder.seed('shapes-floor', objectsIn('floor/', objects, partitions));
+    const cpu = cpuOf();
+    const result = await floorDelete(s3, 'shapes-floor', 'floor/');
+    console.log(
+      `floor: ${objects} objects in ${partitions} partitions: ${(result.ms / 1000).toFixed(1)} s (${result.lists} lists, ${(result.listMs / result.lists).toFixed(0)} ms; ${result.deletes} deletes, ${(result.deleteMs / Math.max(1, result.deletes)).toFixed(0)} ms)`,
+    );
+    console.log(`  CPU: ${cpuOf(cpu)}`);
+  }
   // One stream of the same objects in few partitions and in many: the time should not differ.
   for (const [shape, variable, fallback] of [
     ['narrow', 'NARROW', 4],
@@ -156,16 +207,17 @@ try {
     await stream('shapes', shape, objects, partitions);
     counter.reset();
     await profile();
-    const cpu = process.cpuUsage();
+    const cpu = cpuOf();
     const started = performance.now();
-    const reply = await api.delete('shapes', shape);
-    await completed('shapes', [String(reply.body.deletionId)]);
+    await profiling(shape, async () => {
+      const reply = await api.delete('shapes', shape);
+      await completed('shapes', [String(reply.body.deletionId)]);
+    });
     const seconds = (performance.now() - started) / 1000;
-    const used = process.cpuUsage(cpu);
     console.log(
       `${shape}: ${objects} objects in ${partitions} partitions: ${seconds.toFixed(1)} s`,
     );
-    console.log(`  this process: ${((used.user + used.system) / 1e6).toFixed(1)} s of CPU`);
+    console.log(`  CPU: ${cpuOf(cpu)}`);
     console.log(`  ${requests()}`);
     console.log(`  emulator CPU: ${await profile()}`);
   }
@@ -177,13 +229,15 @@ try {
     await profile();
     const cpu = cpuOf();
     const started = performance.now();
-    const replies = await Promise.all(
-      Array.from({ length: streams }, (_, index) => api.delete('many', `s${index}`)),
-    );
-    await completed(
-      'many',
-      replies.map((reply) => String(reply.body.deletionId)),
-    );
+    await profiling('many', async () => {
+      const replies = await Promise.all(
+        Array.from({ length: streams }, (_, index) => api.delete('many', `s${index}`)),
+      );
+      await completed(
+        'many',
+        replies.map((reply) => String(reply.body.deletionId)),
+      );
+    });
     const seconds = (performance.now() - started) / 1000;
     console.log(`many: ${streams} streams of ${each} objects at once: ${seconds.toFixed(1)} s`);
     console.log(`  CPU: ${cpuOf(cpu)}`);

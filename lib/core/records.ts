@@ -67,6 +67,12 @@ export interface DeletionRecord extends DeletionRef {
   versioned?: boolean;
   /** A partition deletion: only the `dt=` partitions of days strictly before this one. */
   before?: string;
+  /**
+   * The tombstone was written on the condition that its stream had no ingest in flight: none
+   * admitted before it can still be writing, and none is admitted after it, so verification
+   * need not look at the stream for one.
+   */
+  ingestsSettled?: true;
   /** Why a deletion FAILED when no single key explains it (stalled, location never empties). */
   reason?: FailureReason;
 }

@@ -201,6 +201,9 @@ export class Finalizer {
 
   /** Milliseconds until no ingest admitted before the tombstone can still be writing. */
   async #ingestWait(deletion: DeletionRecord): Promise<number> {
+    // A partition deletion leaves its stream writable: ingests go on into today's partition,
+    // which it never takes (its `before` is today at the latest).
+    if (deletion.ingestsSettled || deletion.before !== undefined) return 0;
     const stream = await this.#streams.find(deletion.tenant, deletion.stream);
     if (stream?.deletionId !== deletion.deletionId || !stream.inflightIngests) return 0;
     return (

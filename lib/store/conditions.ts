@@ -77,6 +77,12 @@ export const atRound = (round: number) => equals('round', round);
 /** The item belongs to this incarnation of its stream. */
 export const atGeneration = (generation: number) => equals('generation', generation);
 
+/** The stream has no ingest in flight: none admitted, or every one admitted has finished. */
+export const noIngestInFlight: Condition = {
+  expression: 'attribute_not_exists(inflightIngests) OR inflightIngests = :noIngests',
+  values: { ':noIngests': 0 },
+};
+
 /** Every condition holds. */
 export function all(...conditions: Condition[]): Condition {
   return {

@@ -80,12 +80,13 @@ export class DeletionStore {
       const now = this.#clock.now();
       const executeAfter = new Date(now.getTime() + graceSeconds * 1000).toISOString();
       const deletion = newDeletion(current, this.#newId(), now.toISOString(), executeAfter);
-      const step = deletion.state === 'SCHEDULED' ? 'schedule' : 'request';
+      // No ingest in flight when read: the tombstone is conditioned on it staying so.
+      if (!current.inflightIngests) deletion.ingestsSettled = true;
       const result = await this.#table.transact([
         this.#streams.tombstone(current, deletion),
         this.#table.putItem(
           { ...this.#key(deletion), ...deletion, ...changes.indexKeys(deletion) },
-          deletionMay(step),
+          deletionMay(deletion.state === 'SCHEDULED' ? 'schedule' : 'request'),
         ),
         ...also(deletion),
       ]);

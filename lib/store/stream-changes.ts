@@ -1,13 +1,40 @@
-import type { DeletionRecord, StreamRecord } from '../core/index.ts';
-import { all, atGeneration, type Condition, equals, streamMay } from './conditions.ts';
+import { type DeletionRecord, STREAM_TRANSITIONS, type StreamRecord } from '../core/index.ts';
+import {
+  all,
+  atGeneration,
+  type Condition,
+  equals,
+  noIngestInFlight,
+  streamMay,
+} from './conditions.ts';
 import { RETENTION_POLICIES } from './layout.ts';
 import type { Change } from './table.ts';
 
 /**
- * StreamStore's retention and partition writes, as data: setting or removing a policy (a
- * stream with one sits in the sweep index's RETENTION partition), claiming a day's run, and
- * claiming the stream for a partition deletion.
+ * StreamStore's tombstone, retention and partition writes, as data: the tombstone, setting or
+ * removing a policy (a stream with one sits in the sweep index's RETENTION partition),
+ * claiming a day's run, and claiming the stream for a partition deletion.
  */
+
+/**
+ * The tombstone: ACTIVE at the generation read -> DELETING, with when its deletion may start.
+ * A deletion that says no ingest was in flight (`ingestsSettled`) holds only if none is as the
+ * tombstone is written.
+ */
+export function tombstoneChange(current: StreamRecord, deletion: DeletionRecord): Change {
+  const may = all(streamMay('tombstone'), atGeneration(current.generation));
+  return {
+    update: 'SET #state = :to, deletionId = :id, executeAfter = :executeAfter, updatedAt = :now',
+    names: { '#state': 'state' },
+    values: {
+      ':to': STREAM_TRANSITIONS.tombstone.to,
+      ':id': deletion.deletionId,
+      ':executeAfter': deletion.executeAfter,
+      ':now': deletion.requestedAt,
+    },
+    condition: deletion.ingestsSettled ? all(may, noIngestInFlight) : may,
+  };
+}
 export function retentionChange(
   tenant: string,
   stream: string,

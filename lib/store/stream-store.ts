@@ -13,7 +13,12 @@ import { RETRY, retry } from '../support/index.ts';
 import { all, atGeneration, type Condition, equals, isAbsent, streamMay } from './conditions.ts';
 import { keys, RETENTION_POLICIES, SWEEP_INDEX } from './layout.ts';
 import type { OffboardingStore } from './offboarding-store.ts';
-import { partitionClaimChange, retentionChange, retentionRunChange } from './stream-changes.ts';
+import {
+  partitionClaimChange,
+  retentionChange,
+  retentionRunChange,
+  tombstoneChange,
+} from './stream-changes.ts';
 import { decodeToken, encodeToken } from './stream-tokens.ts';
 import type { Table, TransactItem } from './table.ts';
 
@@ -175,22 +180,10 @@ export class StreamStore {
     });
   }
 
-  /**
-   * The stream's part of the tombstone transaction: ACTIVE at the generation read -> DELETING,
-   * with when its deletion may start.
-   */
+  /** The stream's part of the tombstone transaction (`tombstoneChange`). */
   tombstone(current: StreamRecord, deletion: DeletionRecord): TransactItem {
-    return this.#table.updateItem(keys.stream(current.tenant, current.stream), {
-      update: 'SET #state = :to, deletionId = :id, executeAfter = :executeAfter, updatedAt = :now',
-      names: { '#state': 'state' },
-      values: {
-        ':to': STREAM_TRANSITIONS.tombstone.to,
-        ':id': deletion.deletionId,
-        ':executeAfter': deletion.executeAfter,
-        ':now': deletion.requestedAt,
-      },
-      condition: all(streamMay('tombstone'), atGeneration(current.generation)),
-    });
+    const key = keys.stream(current.tenant, current.stream);
+    return this.#table.updateItem(key, tombstoneChange(current, deletion));
   }
 
   /** The stream's part of expediting its deletion: it may start now, and refusals say so. */

@@ -6,6 +6,7 @@ import {
   type DeletionState,
   StreamNotFoundError,
 } from '../../../lib/core/index.ts';
+import { DeletionStore, StreamStore } from '../../../lib/store/index.ts';
 import { aDeletion, aStream } from '../../helpers/records.ts';
 import { storesOf } from '../../helpers/stores.ts';
 import { startTarget, type TestTarget } from '../../helpers/target.ts';
@@ -274,6 +275,37 @@ describe.skipIf(process.env.LETHE_TEST_API_URL)('DeletionStore over DynamoDB', (
       expect(requests.filter((request) => request.created)).toHaveLength(1);
       const ids = new Set([...requests, repeat].map((request) => request.deletion.deletionId));
       expect(ids.size).toBe(1);
+    });
+
+    it('says no ingest was in flight only when none is as the tombstone is written', async () => {
+      const tenant = `t${randomUUID().slice(0, 8)}`;
+      for (const name of ['quiet', 'busy', 'racing']) await stores.streams.create(tenant, name);
+      await stores.streams.admitIngest(tenant, 'busy');
+      // An ingest admitted between the request's read of the stream and its transaction.
+      const streams = new (class extends StreamStore {
+        #raced = false;
+        override async find(tenant: string, stream: string) {
+          const read = await super.find(tenant, stream);
+          if (!this.#raced && stream === 'racing') {
+            this.#raced = true;
+            await this.admitIngest(tenant, stream);
+          }
+          return read;
+        }
+      })({ table: stores.table, bucket: 'unused', root: 'streams' });
+      const deletions = new DeletionStore({ table: stores.table, streams });
+
+      const [settled, inFlight, raced] = await Promise.all(
+        ['quiet', 'busy', 'racing'].map(async (name) => {
+          const { deletion } = await deletions.request(tenant, name);
+          return (await deletions.get(tenant, deletion.deletionId))?.ingestsSettled;
+        }),
+      );
+
+      expect(settled).toBe(true);
+      expect(inFlight).toBeUndefined();
+      // The first transaction, conditioned on no ingest in flight, lost; the retry read it.
+      expect(raced).toBeUndefined();
     });
 
     it('refuses a stream that does not exist', async () => {

@@ -283,6 +283,22 @@ describe('Finalizer.finalize', () => {
     expect(outcome).toBe('completed');
   });
 
+  it.each<[string, Partial<DeletionRecord>]>([
+    ['its tombstone was written with no ingest in flight', { ingestsSettled: true }],
+    ["it deletes partitions (the stream's ingests go to today's)", { before: '2026-01-01' }],
+  ])('does not read the stream for ingests when %s', async (_, overrides) => {
+    // Prepare: the stream would say an ingest is in flight, were it read.
+    leftover([]);
+    const { subject, streams } = finalizer(ingesting(1));
+
+    // Act
+    const outcome = await subject.finalize(ready(overrides));
+
+    // Assess
+    expect(outcome).toBe('completed');
+    expect(streams.find).not.toHaveBeenCalled();
+  });
+
   it("does not wait for ingests into another deletion's stream record", async () => {
     // Prepare: the name was freed and is being written again (another incarnation).
     leftover([]);

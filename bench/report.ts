@@ -493,7 +493,7 @@ function shapesSection(results: Results): string[] {
   return [
     '## Shapes',
     '',
-    `The same ${n(shapes.narrow.objectsPerStream * shapes.narrow.streams)} objects deleted three ways on the stack of the last throughput run, each shape seeded first and every DELETE sent at once, timed from the first DELETE sent to the last deletion's \`completedAt\` (the stack's clock, this machine), all of them watched with one query of the tenant's list index a poll. Time should follow the work (pages, objects), not the shape: a chain and a deletion each cost bookkeeping of their own, which is what the wide and many shapes weigh (small partitions are taken in runs of about a page, so the wide stream has few chains; each of the many streams is a deletion of its own).`,
+    `The same ${n(shapes.narrow.objectsPerStream * shapes.narrow.streams)} objects deleted three ways on the stack of the last throughput run, each shape seeded first and every DELETE sent at once, timed from the first DELETE sent to the last deletion's \`completedAt\` (the stack's clock, this machine), all of them watched with one query of the tenant's list index a poll. Time should follow the work (pages, objects), not the shape: a chain and a deletion each cost bookkeeping of their own, which is what the wide and many shapes weigh (small partitions are taken in runs of about a page, so the wide stream has few chains; each of the many streams is a deletion of its own). The fewer shape is ten of the many streams, deleted at once: many over fewer says whether a deletion's time grows with the number under way (linear: 4x the deletions, at most 4x the time) or faster.`,
     '',
     table(
       [
@@ -505,15 +505,17 @@ function shapesSection(results: Results): string[] {
         'objects/s',
         'over narrow',
       ],
-      [shapes.narrow, shapes.wide, shapes.many].map((run) => [
-        run.shape,
-        n(run.streams),
-        n(run.objectsPerStream),
-        n(run.partitions),
-        n(run.seconds, 1),
-        n(run.objectsPerSecond),
-        `${n(run.seconds / shapes.narrow.seconds, 2)}x`,
-      ]),
+      [shapes.narrow, shapes.wide, shapes.many, ...(shapes.fewer ? [shapes.fewer] : [])].map(
+        (run) => [
+          run.shape,
+          n(run.streams),
+          n(run.objectsPerStream),
+          n(run.partitions),
+          n(run.seconds, 1),
+          n(run.objectsPerSecond),
+          `${n(run.seconds / shapes.narrow.seconds, 2)}x`,
+        ],
+      ),
     ),
     '',
     `A plan (dry run) of the throughput layout (${n(plan.objects)} objects in ${n(plan.partitions)} partitions) took ${n(plan.planSeconds, 1)} s and counted ${n(plan.planObjects)} objects; the deletion of the same stream, right after, took ${n(plan.deleteSeconds, 1)} s (${n(plan.planSeconds / plan.deleteSeconds, 2)}x). The plan walks the same chains and pages without deleting; its own estimate for the deletion on AWS at the stack's concurrency was ${n(plan.estimatedSeconds, 1)} s.`,

@@ -230,6 +230,18 @@ export function assemble(measured: Measurements): Results {
             value: `${fmt(measured.shapes.manyRatio)}x (${fmt(measured.shapes.many.seconds, 1)} s vs ${fmt(measured.shapes.narrow.seconds, 1)} s)`,
             met: measured.shapes.manyRatio <= 2,
           },
+          ...(measured.shapes.fewer && measured.shapes.manyScaling !== undefined
+            ? [
+                {
+                  name: `Many: ${measured.shapes.many.streams} streams at once over ${measured.shapes.fewer.streams}, ${measured.shapes.many.objectsPerStream} objects each`,
+                  target: `≤ ${measured.shapes.many.streams / measured.shapes.fewer.streams}x the time (grows with the deletions, not faster)`,
+                  value: `${fmt(measured.shapes.manyScaling)}x (${fmt(measured.shapes.many.seconds, 1)} s vs ${fmt(measured.shapes.fewer.seconds, 1)} s)`,
+                  met:
+                    measured.shapes.manyScaling <=
+                    measured.shapes.many.streams / measured.shapes.fewer.streams,
+                },
+              ]
+            : []),
         ]
       : []),
     ...(measured.budget

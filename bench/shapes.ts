@@ -31,9 +31,13 @@ export interface Shapes {
   narrow: ShapeRun;
   wide: ShapeRun;
   many: ShapeRun;
+  /** A quarter of the many streams, the same objects each: how many's time grows with them. */
+  fewer?: ShapeRun;
   /** Wide over narrow, and many over narrow: 1 when time follows the work, not its shape. */
   wideRatio: number;
   manyRatio: number;
+  /** Many over fewer: at most their ratio of streams when time grows with the deletions. */
+  manyScaling?: number;
   plan: PlanBesideDeletion;
 }
 
@@ -42,6 +46,7 @@ export const SHAPES = {
   narrowPartitions: 4,
   widePartitions: 150,
   manyStreams: 40,
+  fewerStreams: 10,
   manyPartitions: 3,
 };
 
@@ -141,20 +146,26 @@ async function planBesideDeletion(context: StackContext): Promise<PlanBesideDele
 
 /**
  * The same 1,200 objects deleted in three shapes: one stream of 4 partitions, one of 150, and
- * 40 streams deleted at once; then a plan of the throughput layout beside its deletion.
+ * 40 streams deleted at once; 10 of those streams at once, to see how many's time grows with
+ * its deletions; then a plan of the throughput layout beside its deletion.
  */
 export async function measureShapes(context: StackContext): Promise<Shapes> {
-  const { objects, narrowPartitions, widePartitions, manyStreams, manyPartitions } = SHAPES;
+  const { objects, narrowPartitions, widePartitions, manyPartitions } = SHAPES;
+  const { manyStreams, fewerStreams } = SHAPES;
   const narrow = await shape(context, 'narrow', 1, objects, narrowPartitions);
   const wide = await shape(context, 'wide', 1, objects, widePartitions);
   const many = await shape(context, 'many', manyStreams, objects, manyPartitions);
+  const fewerObjects = (objects / manyStreams) * fewerStreams;
+  const fewer = await shape(context, 'fewer', fewerStreams, fewerObjects, manyPartitions);
   const plan = await planBesideDeletion(context);
   return {
     narrow,
     wide,
     many,
+    fewer,
     wideRatio: wide.seconds / narrow.seconds,
     manyRatio: many.seconds / narrow.seconds,
+    manyScaling: many.seconds / fewer.seconds,
     plan,
   };
 }

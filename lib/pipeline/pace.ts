@@ -53,9 +53,21 @@ export const PACE = {
    * the slot first.
    */
   take: 0.5,
+  /**
+   * How long a page of an unpaced chain waits for the page before it to be answered (admitted,
+   * or refused and the chain paced), looking again every `inTurnPollMs`: pipelined, it listed
+   * while that page deleted, and if S3 refused that one it would refuse this one too. A page
+   * that stays open longer (its worker died) is not waited for.
+   */
+  inTurnMs: 2_000,
+  inTurnPollMs: 50,
 } as const;
 
 export type Paced = Pick<ChainRecord, 'pace' | 'ceiling' | 'nextAt'>;
+
+/** A page before `page` is open: listed, and neither deleted nor refused yet. */
+export const openBefore = (chain: Pick<ChainRecord, 'open'>, page: number) =>
+  Object.keys(chain.open ?? {}).some((listed) => Number(listed) < page);
 
 /** Milliseconds the chain must wait before listing its next page: 0 when it may go now. */
 export function paceWait(chain: Paced, now: number): number {
@@ -171,13 +183,24 @@ export class ChainPacer {
    * share a slot; a page that loses it reads the chain again and waits for the next. The slot
    * is taken half a slot before it comes (`PACE.take`) and the delete goes at its time, so the
    * write's latency never moves a delete closer to the one before. A slot 1.5 s or more away
-   * (S3 slowed the chain meanwhile) sends the page back for it. An unpaced chain goes at
-   * once, with no write.
+   * (S3 slowed the chain meanwhile) sends the page back for it. An unpaced chain goes with no
+   * write, once the page before it was answered (`PACE.inTurnMs`).
    */
   async turn(chain: ChainRecord, page: PageRecord): Promise<Turn> {
     let current = chain;
+    let waited = 0;
     for (;;) {
-      if (current.pace === undefined) return { go: 'now', chain: current };
+      if (current.pace === undefined) {
+        if (!openBefore(current, page.page) || waited >= PACE.inTurnMs) {
+          return { go: 'now', chain: current };
+        }
+        await this.#sleep(PACE.inTurnPollMs);
+        waited += PACE.inTurnPollMs;
+        const fresh = await this.#chains.get(current, current.chainId);
+        if (!fresh) return { go: 'gone' };
+        current = fresh;
+        continue;
+      }
       const wait = paceWait(current, this.now());
       if (wait >= 1000 + PACE.leadMs) {
         return this.#sendBack(

@@ -16,6 +16,7 @@ import {
   SlowDownError,
 } from '../../../lib/core/index.ts';
 import type { DeletionFence, Finalizer } from '../../../lib/pipeline/index.ts';
+import { PACE } from '../../../lib/pipeline/pace.ts';
 import { PageWorker, type PageWorkerOptions } from '../../../lib/pipeline/page-worker.ts';
 import type { PageDeleter } from '../../../lib/s3/index.ts';
 import type { ChainStore, DeletionStore, FailureStore } from '../../../lib/store/index.ts';
@@ -1318,6 +1319,65 @@ describe('PageWorker.handle, a chain S3 slows down', () => {
 
     // Assess: before any paced refusal the pace ramps up (5% a page).
     expect(chains.completePage.mock.calls[0]?.[3]).toBeCloseTo(5);
+  });
+
+  describe('an unpaced chain whose page before this one is still open (pipelined)', () => {
+    const before = aPage({ page: 0, lastKey: a.key, count: 1, bytes: 10 });
+    const chain = aChain({ lastPage: 0, cursor: { key: a.key }, open: { '0': before } });
+    const pipelined = () => {
+      let now = NOW;
+      const sleep = vi.fn(async (ms: number) => {
+        now += ms;
+      });
+      const setup = worker(chain, undefined, { clock: clockOf(() => new Date(now)), sleep });
+      listing([b, c], false);
+      return { ...setup, sleep };
+    };
+
+    it('deletes once the page before was admitted, reading the chain again to see it', async () => {
+      // Prepare: the first look again still finds page 0 open; the second, closed.
+      const { pageWorker, chains, deleter, sleep } = pipelined();
+      chains.get.mockResolvedValueOnce(chain).mockResolvedValueOnce(chain);
+      chains.get.mockResolvedValueOnce(aChain({ lastPage: 1, open: {} }));
+
+      // Act
+      const result = await pageWorker.handle(page(1));
+
+      // Assess
+      expect(result).toMatchObject({ outcome: 'deleted', objects: 2 });
+      expect(sleep.mock.calls).toEqual([[PACE.inTurnPollMs], [PACE.inTurnPollMs]]);
+      expect(chains.get).toHaveBeenCalledTimes(3);
+      expect(chains.get.mock.invocationCallOrder[2]).toBeLessThan(
+        deleter.deletePage.mock.invocationCallOrder[0] ?? 0,
+      );
+    });
+
+    it('follows the pace instead when S3 refused the page before meanwhile', async () => {
+      // Prepare: page 0 was refused: still open, and the chain paced with its slot 3 s on.
+      const { pageWorker, chains, deleter, queue } = pipelined();
+      chains.get.mockResolvedValueOnce(chain);
+      chains.get.mockResolvedValueOnce({ ...chain, lastPage: 1, pace: 2, nextAt: NOW + 3050 });
+
+      // Act
+      const result = await pageWorker.handle(page(1));
+
+      // Assess: not deleted into the refusal; back for its slot, its next page handed on.
+      expect(result).toEqual({ outcome: 'deferred', seconds: 2 });
+      expect(deleter.deletePage).not.toHaveBeenCalled();
+      expect(queue.send).toHaveBeenCalledWith([{ ...page(1), handedOn: true }], 2);
+    });
+
+    it('waits no longer than PACE.inTurnMs for a page that stays open (its worker died)', async () => {
+      // Prepare: page 0 never closes.
+      const { pageWorker, deleter, sleep } = pipelined();
+
+      // Act
+      await pageWorker.handle(page(1));
+
+      // Assess
+      expect(sleep).toHaveBeenCalledTimes(PACE.inTurnMs / PACE.inTurnPollMs);
+      expect(deleter.deletePage).toHaveBeenCalledExactlyOnceWith(BUCKET, [b, c]);
+    });
   });
 
   it('records no pace and delays nothing for a chain S3 never slowed down', async () => {

@@ -20,6 +20,8 @@ import {
 import {
   CreateBucketCommand,
   DeleteObjectCommand,
+  DeleteObjectsCommand,
+  GetObjectCommand,
   ListObjectsV2Command,
   type ListObjectsV2CommandInput,
   ListObjectVersionsCommand,
@@ -34,7 +36,7 @@ import { type Emulator, startMoto } from '#lib/local/emulator.ts';
 /**
  * The launcher's cost patches (lib/local/moto/lethe_moto.py: server-dispatch-cost,
  * dynamodb-query-cost, dynamodb-answer-cost, dynamodb-expression-cost, and dynamodb-cancelled-transactions' item-by-item
- * rollback, s3-list-versions-cost, s3-list-objects-cost) make moto cheaper, never different: the same requests, sent to a bare
+ * rollback, s3-list-versions-cost, s3-list-objects-cost, s3-serial-requests) make moto cheaper, never different: the same requests, sent to a bare
  * `moto_server` and to the launcher, get the same answers. What they save is measured by
  * `npx tsx bench/experiments/shapes.ts`, not here.
  */
@@ -460,6 +462,49 @@ async function objectListings(endpoint: string, bucket: string) {
   return answers;
 }
 
+/**
+ * Requests sent at once (s3-serial-requests serves them one at a time): reads, listings by
+ * prefix and from a start, writes and a DeleteObjects, each on keys no other request of the
+ * burst touches, so every answer is the same whatever order they are served in; then what the
+ * writes and the delete left. Every answer, times and ETags' quoting aside.
+ */
+async function requestsAtOnce(endpoint: string, bucket: string) {
+  const s3 = new S3Client({ endpoint, forcePathStyle: true, maxAttempts: 1 });
+  await s3.send(new CreateBucketCommand({ Bucket: bucket }));
+  const put = (key: string) =>
+    s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: `body of ${key}` }));
+  const old = Array.from({ length: 12 }, (_, index) => `old/${index % 3}/${index}`);
+  const gone = Array.from({ length: 6 }, (_, index) => `gone/${index}`);
+  for (const key of [...old, ...gone]) await put(key);
+  const list = async (input: Omit<ListObjectsV2CommandInput, 'Bucket'>) => {
+    const { $metadata, ...answer } = await s3.send(
+      new ListObjectsV2Command({ Bucket: bucket, ...input }),
+    );
+    return { ...answer, Contents: answer.Contents?.map(({ Key, Size }) => ({ Key, Size })) };
+  };
+  const burst = await Promise.all([
+    ...old.map(async (key) => {
+      const answer = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
+      return answer.Body?.transformToString();
+    }),
+    ...[0, 1, 2].map((folder) => list({ Prefix: `old/${folder}/` })),
+    list({ Prefix: 'old/', StartAfter: 'old/1/' }),
+    list({ Prefix: 'old/', Delimiter: '/' }),
+    ...Array.from({ length: 8 }, (_, index) => put(`new/${index}`).then(() => `put ${index}`)),
+    s3
+      .send(
+        new DeleteObjectsCommand({
+          Bucket: bucket,
+          Delete: { Objects: gone.map((Key) => ({ Key })) },
+        }),
+      )
+      .then((answer) => answer.Deleted?.map((deleted) => deleted.Key).sort()),
+  ]);
+  const after = { new: await list({ Prefix: 'new/' }), gone: await list({ Prefix: 'gone/' }) };
+  s3.destroy();
+  return { burst, after };
+}
+
 describe('the launcher cost patches change no answer', () => {
   let bare: Emulator;
   let patched: Emulator;
@@ -493,6 +538,19 @@ describe('the launcher cost patches change no answer', () => {
     expect(a.DeleteMarkers.length).toBe(1);
     expect((actual.none as { Versions?: unknown[] }).Versions ?? []).toEqual([]);
     expect((actual.firstPage as { IsTruncated: boolean }).IsTruncated).toBe(true);
+    expect(actual).toEqual(expected);
+  });
+
+  it('S3 requests sent at once, served one at a time: reads, listings, writes and a DeleteObjects answer as bare moto answers', async () => {
+    const bucket = `cost-${randomUUID().slice(0, 8)}`;
+    const [expected, actual] = await Promise.all([
+      requestsAtOnce(bare.endpoint, bucket),
+      requestsAtOnce(patched.endpoint, bucket),
+    ]);
+    expect(actual.burst[0]).toBe('body of old/0/0');
+    expect(actual.burst.at(-1)).toEqual([0, 1, 2, 3, 4, 5].map((index) => `gone/${index}`));
+    expect(actual.after.new.KeyCount).toBe(8);
+    expect(actual.after.gone.KeyCount).toBe(0);
     expect(actual).toEqual(expected);
   });
 

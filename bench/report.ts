@@ -155,7 +155,7 @@ export function renderReport(results: Results, options: BenchOptions): string {
       ],
     ),
     '',
-    `**Lethe ${n(100 * summary.letheOverFloor)}% of the floor** (median of the paired ratios ${summary.pairRatios.map((ratio) => `${n(100 * ratio)}%`).join(', ')}; medians ${n(summary.letheObjectsPerSecond)} and ${n(summary.floorObjectsPerSecond)} objects/s)` +
+    `**Lethe ${n(100 * summary.letheOverFloor, 1)}% of the floor** (median of the paired ratios ${summary.pairRatios.map((ratio) => `${n(100 * ratio)}%`).join(', ')}; medians ${n(summary.letheObjectsPerSecond)} and ${n(summary.floorObjectsPerSecond)} objects/s)` +
       (summary.letheOverCli && summary.cliObjectsPerSecond
         ? `; \`aws s3 rm\` ${n(summary.cliObjectsPerSecond)} objects/s, the floor around it ${n(summary.floorOverCli ?? 0, 1)}x that → **Lethe ${n(summary.letheOverCli, 1)}x the CLI** (${n(100 * summary.letheOverFloor)}% × ${n(summary.floorOverCli ?? 0, 1)}: each compared with the floor beside it, since the machine's speed drifts over the minutes between them; the plain ratio of the medians is ${n(summary.letheObjectsPerSecond / summary.cliObjectsPerSecond, 1)}x).`
         : '.') +

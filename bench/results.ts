@@ -273,7 +273,7 @@ export function assemble(measured: Measurements): Results {
     {
       name: 'Throughput, Lethe over the emulator’s floor',
       target: '≥ 90%',
-      value: `${fmt(100 * letheOverFloor, 0)}% (median of ${pairRatios.length} paired runs; medians ${fmt(letheRate, 0)} vs ${fmt(floorRate, 0)} objects/s)`,
+      value: `${fmt(100 * letheOverFloor, 1)}% (median of ${pairRatios.length} paired runs; medians ${fmt(letheRate, 0)} vs ${fmt(floorRate, 0)} objects/s)`,
       met: options.quick ? undefined : letheOverFloor >= 0.9,
     },
     {

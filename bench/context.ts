@@ -83,7 +83,8 @@ export interface StackContext extends BenchContext {
    * One query of the tenant's list index a poll, however many deletions are watched: a reader
    * per deletion would load the emulator in proportion to their number and slow what it times.
    */
-  watchDeletions(tenant: string, deletionIds: string[]): Promise<DeletionView[]>;
+  /** `since`: no deletion watched was requested before it, so none before it is read. */
+  watchDeletions(tenant: string, deletionIds: string[], since?: Date): Promise<DeletionView[]>;
 }
 
 export const TENANT = 'bench';
@@ -112,12 +113,13 @@ export function stackContext(
       );
       return Item as DeletionView | undefined;
     },
-    async watchDeletions(tenant, deletionIds) {
+    async watchDeletions(tenant, deletionIds, since) {
       const waiting = new Set(deletionIds);
       const started = performance.now();
       while (waiting.size > 0) {
         await new Promise((resolve) => setTimeout(resolve, WATCH_POLL_MS));
-        for await (const item of listedDeletions(table, stack.resources.tableName, tenant)) {
+        const listed = listedDeletions(table, stack.resources.tableName, tenant, since);
+        for await (const item of listed) {
           if (!waiting.has(item.deletionId)) continue;
           if (item.state === 'FAILED') throw new Error(`deletion ${item.deletionId} FAILED`);
           if (item.state === 'COMPLETED') waiting.delete(item.deletionId);
@@ -142,6 +144,7 @@ export async function* listedDeletions(
   table: DynamoDBDocumentClient,
   tableName: string,
   tenant: string,
+  since?: Date,
 ): AsyncGenerator<{ deletionId: string; state: string }> {
   let start: Record<string, unknown> | undefined;
   do {
@@ -149,8 +152,14 @@ export async function* listedDeletions(
       new QueryCommand({
         TableName: tableName,
         IndexName: LIST_INDEX,
-        KeyConditionExpression: 'listPk = :tenant',
-        ExpressionAttributeValues: { ':tenant': `TENANT#${tenant}` },
+        // The list index sorts a tenant's deletions by when they were requested.
+        KeyConditionExpression: since
+          ? 'listPk = :tenant AND listSk >= :since'
+          : 'listPk = :tenant',
+        ExpressionAttributeValues: {
+          ':tenant': `TENANT#${tenant}`,
+          ...(since ? { ':since': since.toISOString() } : {}),
+        },
         ExclusiveStartKey: start,
       }),
     );

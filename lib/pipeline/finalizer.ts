@@ -4,6 +4,7 @@ import {
   canDeletion,
   type DeletionRecord,
   type DeletionRef,
+  type DeletionTotals,
   type FailureReason,
   finalizeMessage,
   isInScope,
@@ -57,6 +58,12 @@ export const isReadyToVerify = (deletion: DeletionRecord) =>
   canDeletion('verify', deletion.state) && deletion.chainsSettled >= deletion.chainsTotal;
 
 /** True when a chain has listed its last page and counted every page it listed. */
+const countsOf = (chain: ChainRecord): DeletionTotals => ({
+  objectsDeleted: chain.objectsDeleted ?? 0,
+  bytesDeleted: chain.bytesDeleted ?? 0,
+  failedObjects: chain.failedObjects ?? 0,
+});
+
 const hasEnded = (chain: ChainRecord) => chain.ended && Object.keys(chain.open ?? {}).length === 0;
 
 /**
@@ -97,7 +104,7 @@ export class Finalizer {
   async settle(chain: ChainRecord): Promise<FinalizeOutcome> {
     if (!hasEnded(chain)) return 'not-ready';
     if (!chain.settled && (await this.#chains.settle(chain)).status === 'fenced') return 'fenced';
-    return this.finalizeIfReady(chain);
+    return this.finalizeIfReady(chain, chain);
   }
 
   /**
@@ -105,15 +112,16 @@ export class Finalizer {
    * already (the last chains of a round often settle together). The claim is conditional on
    * the round being done, so it reads the deletion too: one request either way.
    */
-  async finalizeIfReady(ref: DeletionRef): Promise<FinalizeOutcome> {
+  async finalizeIfReady(ref: DeletionRef, settled?: ChainRecord): Promise<FinalizeOutcome> {
     const claimed = await this.#deletions.claimVerification(ref);
-    if (claimed.status === 'ok') return this.finalize(claimed.item);
+    if (claimed.status === 'ok') return this.finalize(claimed.item, settled);
     const current = claimed.current;
     if (!current || current.round !== ref.round) return 'fenced';
     return isReadyToVerify(current) ? 'claimed' : 'not-ready';
   }
 
-  async finalize(deletion: DeletionRecord): Promise<FinalizeOutcome> {
+  /** `settled`: the chain whose settling made the round ready, as that write left it. */
+  async finalize(deletion: DeletionRecord, settled?: ChainRecord): Promise<FinalizeOutcome> {
     if (!isReadyToVerify(deletion)) return 'not-ready';
     const waitMs = await this.#ingestWait(deletion);
     if (waitMs > 0) {
@@ -125,7 +133,7 @@ export class Finalizer {
     failpoint('finalize.before-verify');
     const left = await this.#whatIsLeft(deletion);
     const verifiedAt = this.#clock.now().toISOString();
-    const final = await this.#totals(deletion);
+    const final = await this.#totals(deletion, settled);
     if (left.empty) {
       failpoint('finalize.after-verify');
       const done = await this.#deletions.complete({ ...final, verifiedAt });
@@ -153,10 +161,16 @@ export class Finalizer {
     return this.#fail(await this.#totals(deletion), reason);
   }
 
-  /** The receipt's totals: every chain of every round, and every upload aborted. */
-  async #totals(deletion: DeletionRecord): Promise<DeletionRecord> {
+  /**
+   * The receipt's totals: every chain of every round, and every upload aborted. A first round
+   * of one chain (a split counts a chain more) is that chain: when it is the one `settled`,
+   * ended with no page open, its counts are final and the chains need not be read.
+   */
+  async #totals(deletion: DeletionRecord, settled?: ChainRecord): Promise<DeletionRecord> {
+    const only =
+      deletion.round === 1 && deletion.chainsTotal === 1 && settled?.round === 1 ? settled : null;
     const [chains, multipartUploadsAborted] = await Promise.all([
-      this.#chains.totals(deletion),
+      only ? countsOf(only) : this.#chains.totals(deletion),
       this.#uploads.count(deletion),
     ]);
     return { ...deletion, ...chains, multipartUploadsAborted };

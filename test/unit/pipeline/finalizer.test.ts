@@ -496,6 +496,43 @@ describe('Finalizer.settle (a chain that may have ended)', () => {
     expect(deletions.claimVerification).toHaveBeenCalledExactlyOnceWith(ended());
   });
 
+  it("takes a first round of one chain's totals from that chain, and reads no chains", async () => {
+    // Prepare
+    const { subject, chains, deletions } = finalizer();
+    deletions.claimVerification.mockResolvedValueOnce(
+      ok(ready({ chainsTotal: 1, chainsSettled: 1, verifiedRound: 1 })),
+    );
+
+    // Act
+    const outcome = await subject.settle(ended({ objectsDeleted: 7, bytesDeleted: 70 }));
+
+    // Assess
+    expect(outcome).toBe('completed');
+    expect(chains.totals).not.toHaveBeenCalled();
+    expect(deletions.complete.mock.calls[0]?.[0]).toMatchObject({
+      objectsDeleted: 7,
+      bytesDeleted: 70,
+      failedObjects: 0,
+    });
+  });
+
+  it.each<[string, Partial<DeletionRecord>, Partial<ChainRecord>]>([
+    ['has more than one chain (a split adds one)', { chainsTotal: 2, chainsSettled: 2 }, {}],
+    ['is a later round', { round: 2, chainsTotal: 1, chainsSettled: 1 }, { round: 2 }],
+  ])('reads every chain for the totals when the round %s', async (_, round, chain) => {
+    // Prepare
+    const totals = { objectsDeleted: 9, bytesDeleted: 90, failedObjects: 0 };
+    const { subject, chains, deletions } = finalizer(undefined, totals);
+    deletions.claimVerification.mockResolvedValueOnce(ok(ready({ ...round, verifiedRound: 1 })));
+
+    // Act
+    await subject.settle(ended({ objectsDeleted: 7, bytesDeleted: 70, ...chain }));
+
+    // Assess
+    expect(chains.totals).toHaveBeenCalledOnce();
+    expect(deletions.complete.mock.calls[0]?.[0]).toMatchObject(totals);
+  });
+
   it.each<[string, ChainRecord]>([
     ['has not ended', aChain({ lastPage: 4, ended: false })],
     ['ended with a page still open', ended({ open: { '4': aPage({ page: 4 }) } })],

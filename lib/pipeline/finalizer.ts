@@ -57,13 +57,14 @@ export type FinalizeOutcome =
 export const isReadyToVerify = (deletion: DeletionRecord) =>
   canDeletion('verify', deletion.state) && deletion.chainsSettled >= deletion.chainsTotal;
 
-/** True when a chain has listed its last page and counted every page it listed. */
+/** What a chain counted, as a deletion's totals. */
 const countsOf = (chain: ChainRecord): DeletionTotals => ({
   objectsDeleted: chain.objectsDeleted ?? 0,
   bytesDeleted: chain.bytesDeleted ?? 0,
   failedObjects: chain.failedObjects ?? 0,
 });
 
+/** True when a chain has listed its last page and counted every page it listed. */
 const hasEnded = (chain: ChainRecord) => chain.ended && Object.keys(chain.open ?? {}).length === 0;
 
 /**

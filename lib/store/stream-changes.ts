@@ -10,11 +10,8 @@ import {
 import { RETENTION_POLICIES } from './layout.ts';
 import type { Change } from './table.ts';
 
-/**
- * StreamStore's tombstone, retention and partition writes, as data: the tombstone, setting or
- * removing a policy (a stream with one sits in the sweep index's RETENTION partition),
- * claiming a day's run, and claiming the stream for a partition deletion.
- */
+// StreamStore's tombstone, retention and partition writes, as data: the tombstone, setting or
+// removing a policy, claiming a day's run, and claiming the stream for a partition deletion.
 
 /**
  * The tombstone: ACTIVE at the generation read -> DELETING, with when its deletion may start.
@@ -35,6 +32,11 @@ export function tombstoneChange(current: StreamRecord, deletion: DeletionRecord)
     condition: deletion.ingestsSettled ? all(may, noIngestInFlight) : may,
   };
 }
+
+/**
+ * Setting a stream's retention policy (`days`), or removing it: a stream with one sits in the
+ * sweep index's RETENTION partition.
+ */
 export function retentionChange(
   tenant: string,
   stream: string,

@@ -255,3 +255,38 @@ export function newChain(base: ChainBase, { chainId, prefix, range }: ChainLayou
     settled: false,
   };
 }
+
+/** The chains of a deletion's round, as they are created at `registeredAt` (epoch ms). */
+export function newChains(
+  deletion: DeletionRecord,
+  layouts: ChainLayout[],
+  versioned: boolean,
+  registeredAt: number,
+): ChainRecord[] {
+  const base: ChainBase = {
+    tenant: deletion.tenant,
+    deletionId: deletion.deletionId,
+    round: deletion.round,
+    stream: deletion.stream,
+    generation: deletion.generation,
+    bucket: deletion.bucket,
+    location: deletion.prefix,
+    versioned,
+    ...(deletion.before ? { before: deletion.before } : {}),
+  };
+  return layouts.map((layout) => ({ ...newChain(base, layout), registeredAt }));
+}
+
+/**
+ * What chains deleted, as a deletion's totals. Failures count from the chains of `round` only:
+ * an earlier round's were tried again by the rounds after it.
+ */
+export function totalsOf(chains: Iterable<ChainRecord>, round: number): DeletionTotals {
+  const totals = { objectsDeleted: 0, bytesDeleted: 0, failedObjects: 0 };
+  for (const chain of chains) {
+    totals.objectsDeleted += chain.objectsDeleted ?? 0;
+    totals.bytesDeleted += chain.bytesDeleted ?? 0;
+    if (chain.round === round) totals.failedObjects += chain.failedObjects ?? 0;
+  }
+  return totals;
+}

@@ -18,7 +18,7 @@ import type { Chains, Deletions, ObjectStore, WorkSender } from './ports.ts';
 
 export interface DispatcherOptions {
   readonly deletions: Deletions<'get' | 'start'>;
-  readonly chains: Chains<'register' | 'list'>;
+  readonly chains: Chains<'begin' | 'register' | 'list'>;
   readonly s3: ObjectStore;
   readonly queue: WorkSender;
   readonly finalizer: Pick<Finalizer, 'finalize'>;
@@ -34,6 +34,9 @@ export interface DispatcherOptions {
    */
   readonly pageSize?: number;
 }
+
+/** DynamoDB's limit on the items of one transaction: the chains and the deletion. */
+const MAX_TRANSACTION_ITEMS = 100;
 
 export type DispatchOutcome = 'stale' | 'dispatched' | 'empty';
 
@@ -69,14 +72,9 @@ export class Dispatcher {
       const versioned =
         deletion.versioned === true ||
         (this.#detectVersioning && (await isBucketVersioned(this.#s3, deletion.bucket)));
-      await this.#chains.register(deletion, await this.#plan(deletion, versioned), versioned);
-      const registered = await collect(this.#chains.list(deletion));
-      const started = await this.#deletions.start(deletion, registered.length, versioned);
-      // Started by this call (the write is conditional on PENDING in this round): the round
-      // runs the chains just listed, so they need not be read again.
-      if (isOk(started) && registered.length > 0) {
-        return this.#send(registered.filter(notStarted).map((chain) => pageMessage(chain, 0)));
-      }
+      const started = await this.#start(deletion, await this.#plan(deletion, versioned), versioned);
+      // Started by this call: the round runs the chains it started, which need not be read.
+      if (started.length > 0) return this.#send(started.map((chain) => pageMessage(chain, 0)));
       deletion = await this.#deletions.get(ref.tenant, ref.deletionId);
       if (!deletion || deletion.round !== ref.round) return 'stale';
     }
@@ -86,6 +84,26 @@ export class Dispatcher {
       return 'empty';
     }
     return this.#send(await this.firstPages(deletion));
+  }
+
+  /**
+   * Creates the round's chains and starts it: the chains it started, none if the round was
+   * started already (or has no chains). One transaction when the round has at most 99 chains.
+   * Otherwise, or if a chain exists already (a round begun chain by chain and not started),
+   * every chain is created on its own, the round's chains are read back, and the round starts
+   * with as many as there are: the start is conditional on PENDING in this round, so only one
+   * call starts it, whatever chains an earlier one left.
+   */
+  async #start(deletion: DeletionRecord, layout: ChainLayout[], versioned: boolean) {
+    if (layout.length < MAX_TRANSACTION_ITEMS) {
+      const begun = await this.#chains.begin(deletion, layout, versioned);
+      if (begun.status === 'ok') return begun.item;
+      if (begun.status === 'fenced') return [];
+    }
+    await this.#chains.register(deletion, layout, versioned);
+    const registered = await collect(this.#chains.list(deletion));
+    const started = await this.#deletions.start(deletion, registered.length, versioned);
+    return isOk(started) ? registered.filter(notStarted) : [];
   }
 
   async #send(firstPages: PageMessage[]): Promise<DispatchOutcome> {

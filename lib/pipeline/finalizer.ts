@@ -4,12 +4,12 @@ import {
   canDeletion,
   type DeletionRecord,
   type DeletionRef,
-  type DeletionTotals,
   type FailureReason,
   finalizeMessage,
   isInScope,
   scopeOf,
   secondsBetween,
+  totalsOf,
 } from '../core/index.ts';
 import { abortUpload, type Leftovers, uploadsUnder, whatIsLeftOf } from '../s3/index.ts';
 import { failpoint } from '../support/index.ts';
@@ -56,13 +56,6 @@ export type FinalizeOutcome =
 /** True when every chain of the round has ended and every listed page is counted. */
 export const isReadyToVerify = (deletion: DeletionRecord) =>
   canDeletion('verify', deletion.state) && deletion.chainsSettled >= deletion.chainsTotal;
-
-/** What a chain counted, as a deletion's totals. */
-const countsOf = (chain: ChainRecord): DeletionTotals => ({
-  objectsDeleted: chain.objectsDeleted ?? 0,
-  bytesDeleted: chain.bytesDeleted ?? 0,
-  failedObjects: chain.failedObjects ?? 0,
-});
 
 /** True when a chain has listed its last page and counted every page it listed. */
 const hasEnded = (chain: ChainRecord) => chain.ended && Object.keys(chain.open ?? {}).length === 0;
@@ -171,7 +164,7 @@ export class Finalizer {
     const only =
       deletion.round === 1 && deletion.chainsTotal === 1 && settled?.round === 1 ? settled : null;
     const [chains, multipartUploadsAborted] = await Promise.all([
-      only ? countsOf(only) : this.#chains.totals(deletion),
+      only ? totalsOf([only], deletion.round) : this.#chains.totals(deletion),
       this.#uploads.count(deletion),
     ]);
     return { ...deletion, ...chains, multipartUploadsAborted };

@@ -10,10 +10,12 @@ import {
   duplicate,
   fenced,
   newChain,
+  newChains,
   type Outcome,
   ok,
   type PageRecord,
   systemClock,
+  totalsOf,
 } from '../core/index.ts';
 import { isAbsent } from './conditions.ts';
 import type { DeletionStore } from './deletion-store.ts';
@@ -55,30 +57,31 @@ export class ChainStore {
   }
 
   /** Creates the chains of a round; chains that already exist keep their progress. */
-  async register(
+  async register(deletion: DeletionRecord, chains: ChainLayout[], versioned: boolean) {
+    const put = (chain: ChainRecord) => this.#table.put(this.#key(chain), chain, isAbsent);
+    const records = newChains(deletion, chains, versioned, this.#clock.now().getTime());
+    for (let start = 0; start < records.length; start += 16) {
+      await Promise.all(records.slice(start, start + 16).map(put));
+    }
+  }
+
+  /**
+   * Creates the chains of a round and starts it, in one transaction (so at most 99 chains): the
+   * chains, `fenced` if the deletion is not PENDING in that round, or `duplicate` if one of the
+   * chains exists already (`register` made it, and the round starts after it).
+   */
+  async begin(
     deletion: DeletionRecord,
     chains: ChainLayout[],
     versioned: boolean,
-  ): Promise<void> {
-    const base = {
-      tenant: deletion.tenant,
-      deletionId: deletion.deletionId,
-      round: deletion.round,
-      stream: deletion.stream,
-      generation: deletion.generation,
-      bucket: deletion.bucket,
-      location: deletion.prefix,
-      versioned,
-      ...(deletion.before ? { before: deletion.before } : {}),
-    };
-    const registeredAt = this.#clock.now().getTime();
-    const put = (layout: ChainLayout) => {
-      const chain = { ...newChain(base, layout), registeredAt };
-      return this.#table.put(this.#key(chain), chain, isAbsent);
-    };
-    for (let start = 0; start < chains.length; start += 16) {
-      await Promise.all(chains.slice(start, start + 16).map(put));
-    }
+  ): Promise<Outcome<ChainRecord[]>> {
+    const records = newChains(deletion, chains, versioned, this.#clock.now().getTime());
+    const result = await this.#table.transact([
+      ...records.map((chain) => this.#table.putItem({ ...this.#key(chain), ...chain }, isAbsent)),
+      this.#deletions.roundChains(deletion, { chainsTotal: records.length, versioned }),
+    ]);
+    if (result.ok) return ok(records);
+    return result.failedIndex === records.length ? fenced() : duplicate();
   }
 
   /**
@@ -277,19 +280,16 @@ export class ChainStore {
 
   /** What a deletion deleted so far: every chain of every round, read at once. */
   async totals(deletion: Pick<DeletionRecord, 'deletionId' | 'round'>): Promise<DeletionTotals> {
-    const totals = { objectsDeleted: 0, bytesDeleted: 0, failedObjects: 0 };
     const scope = keys.chainsOf(deletion.deletionId);
+    const chains: ChainRecord[] = [];
     for await (const chain of this.#table.query<ChainRecord>({
       KeyConditionExpression: 'pk = :pk AND begins_with(sk, :chains)',
       ExpressionAttributeValues: { ':pk': scope.pk, ':chains': scope.skPrefix },
       ConsistentRead: true,
     })) {
-      totals.objectsDeleted += chain.objectsDeleted ?? 0;
-      totals.bytesDeleted += chain.bytesDeleted ?? 0;
-      // Failures of earlier rounds were tried again; only the current round's stand.
-      if (chain.round === deletion.round) totals.failedObjects += chain.failedObjects ?? 0;
+      chains.push(chain);
     }
-    return totals;
+    return totalsOf(chains, deletion.round);
   }
 
   #key(chain: Pick<ChainRecord, 'deletionId' | 'round' | 'chainId'>) {

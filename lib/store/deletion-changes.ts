@@ -14,6 +14,12 @@ import type { Change } from './table.ts';
  * its values and its condition. The state rules come from the lifecycle tables.
  */
 
+/** A round starting with `chainsTotal` chains (PENDING -> RUNNING). */
+export interface RoundStart {
+  chainsTotal: number;
+  versioned: boolean;
+}
+
 /** Every chain of the round has settled, and nobody has claimed its verification yet. */
 const roundIsUnverified: Condition = {
   expression:
@@ -91,7 +97,7 @@ export const deletionChanges = {
       { ':now': now.toISOString(), ':expires': expiry(now, retentionDays) },
     ),
 
-  start: (deletion: DeletionRef, chainsTotal: number, versioned: boolean, now: string) =>
+  start: (deletion: DeletionRef, now: string, round: RoundStart) =>
     transition(
       deletion,
       'start',
@@ -99,7 +105,7 @@ export const deletionChanges = {
         'SET #state = :to, chainsTotal = :total, chainsSettled = :zero,',
         'versioned = :versioned, updatedAt = :now, sweepSk = :now',
       ].join(' '),
-      { ':total': chainsTotal, ':zero': 0, ':versioned': versioned, ':now': now },
+      { ':total': round.chainsTotal, ':zero': 0, ':versioned': round.versioned, ':now': now },
     ),
 
   nextRound: (deletion: DeletionRef, versioned: boolean, now: string) =>

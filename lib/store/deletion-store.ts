@@ -18,7 +18,7 @@ import {
 } from '../core/index.ts';
 import { failpoint, RETRY, retry } from '../support/index.ts';
 import { deletionMay } from './conditions.ts';
-import { deletionChanges as changes } from './deletion-changes.ts';
+import { deletionChanges as changes, type RoundStart } from './deletion-changes.ts';
 import { keys } from './layout.ts';
 import { requestPartitions } from './partition-requests.ts';
 import type { StreamParts } from './stream-parts.ts';
@@ -179,7 +179,7 @@ export class DeletionStore {
 
   /** PENDING -> RUNNING once every chain of the round is registered. */
   async start(deletion: DeletionRef, chainsTotal: number, versioned: boolean): Promise<Outcome> {
-    return this.#write(deletion, changes.start(deletion, chainsTotal, versioned, this.#now()));
+    return this.#write(deletion, changes.start(deletion, this.#now(), { chainsTotal, versioned }));
   }
 
   /** RUNNING -> PENDING with round + 1: the location is listed and dispatched afresh. */
@@ -193,20 +193,15 @@ export class DeletionStore {
    */
   async complete(deletion: DeletionRecord): Promise<Outcome> {
     const now = this.#clock.now();
+    const change = changes.complete(deletion, now, this.#retentionDays);
     if (deletion.before) {
       // A partition deletion leaves its stream ACTIVE: it only lets the next one in.
-      const done = await this.#write(
-        deletion,
-        changes.complete(deletion, now, this.#retentionDays),
-      );
+      const done = await this.#write(deletion, change);
       if (done.status === 'ok') await this.#streams.releasePartitions(deletion);
       return done;
     }
     const result = await this.#table.transact([
-      this.#table.updateItem(
-        this.#key(deletion),
-        changes.complete(deletion, now, this.#retentionDays),
-      ),
+      this.#table.updateItem(this.#key(deletion), change),
       this.#streams.free(deletion, now.toISOString()),
     ]);
     return result.ok ? ok(undefined) : fenced();
@@ -246,9 +241,14 @@ export class DeletionStore {
     return running ? duplicate(current) : fenced(current);
   }
 
-  /** Its part in a chain's transaction: one ended, or one more to settle (a split); RUNNING. */
-  roundChains(deletion: DeletionRef, change: 'settled' | 'chainAdded'): TransactItem {
-    return this.#table.updateItem(this.#key(deletion), changes[change](deletion, this.#now()));
+  /** Its part in a round's transaction: it starts with its chains, one settles, one is added. */
+  roundChains(deletion: DeletionRef, change: 'settled' | 'chainAdded' | RoundStart): TransactItem {
+    const now = this.#now();
+    const made =
+      typeof change === 'string'
+        ? changes[change](deletion, now)
+        : changes.start(deletion, now, change);
+    return this.#table.updateItem(this.#key(deletion), made);
   }
 
   /**

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ChainRecord, KeyRange } from '../../../lib/core/index.ts';
+import { collect } from '../../../lib/pipeline/index.ts';
 import { aDeletion, aPage } from '../../helpers/records.ts';
 import { storesOf } from '../../helpers/stores.ts';
 import { startTarget, type TestTarget } from '../../helpers/target.ts';
@@ -53,6 +54,50 @@ describe.skipIf(process.env.LETHE_TEST_API_URL)('ChainStore over DynamoDB', () =
       lastPage: 0,
       registeredAt: chain.registeredAt,
     });
+  });
+
+  it('begins a round: its chains and its start in one transaction, or nothing', async () => {
+    const pending = () =>
+      stores.putDeletion(aDeletion({ deletionId: randomUUID(), state: 'PENDING' }));
+    const layout = (deletion: { prefix: string }, n: number) =>
+      Array.from({ length: n }, (_, i) => ({
+        chainId: String(i).repeat(20),
+        prefix: `${deletion.prefix}p${i}/`,
+      }));
+    const deletion = await pending();
+    const begun = await stores.chains.begin(deletion, layout(deletion, 3), true);
+    const again = await stores.chains.begin(deletion, layout(deletion, 3), true);
+    // A chain made on its own (a round begun chain by chain): the transaction writes nothing.
+    const other = await pending();
+    await stores.chains.register(other, layout(other, 1), false);
+    const refused = await stores.chains.begin(other, layout(other, 2), false);
+
+    expect(begun.status).toBe('ok');
+    expect(await collect(stores.chains.list(deletion))).toEqual(
+      begun.status === 'ok' ? begun.item : [],
+    );
+    expect(await stores.deletions.get(deletion.tenant, deletion.deletionId)).toMatchObject({
+      state: 'RUNNING',
+      chainsTotal: 3,
+      chainsSettled: 0,
+      versioned: true,
+    });
+    expect(again.status).toBe('duplicate');
+    expect(refused.status).toBe('duplicate');
+    expect(await collect(stores.chains.list(other))).toHaveLength(1);
+    expect((await stores.deletions.get(other.tenant, other.deletionId))?.state).toBe('PENDING');
+  });
+
+  it('begins no round of a deletion that is not PENDING in it', async () => {
+    const running = await stores.putDeletion(
+      aDeletion({ deletionId: randomUUID(), state: 'RUNNING', chainsTotal: 1 }),
+    );
+    const layout = [{ chainId, prefix: `${running.prefix}p/` }];
+
+    const outcome = await stores.chains.begin(running, layout, false);
+
+    expect(outcome.status).toBe('fenced');
+    expect(await collect(stores.chains.list(running))).toEqual([]);
   });
 
   it('records each page number once: a second listing of it is a duplicate', async () => {

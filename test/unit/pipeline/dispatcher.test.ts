@@ -8,11 +8,14 @@ import {
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import {
+  type ChainLayout,
   type ChainRecord,
   chainIdOf,
   type DeletionRecord,
   done,
+  duplicate,
   fenced,
+  ok,
   pageMessage,
 } from '../../../lib/core/index.ts';
 import type { DispatcherOptions } from '../../../lib/pipeline/dispatcher.ts';
@@ -39,13 +42,27 @@ function dispatcher(
     get: vi.fn<DeletionStore['get']>(async () => (states.length > 1 ? states.shift() : states[0])),
     start: vi.fn<DeletionStore['start']>(async () => done),
   } satisfies DispatcherOptions['deletions'];
+  const made = (planned: ChainLayout[], versioned: boolean) =>
+    planned.map(({ chainId, prefix }) => aChain({ chainId, prefix, versioned }));
+  const isRegistered = ({ chainId }: ChainLayout) =>
+    registered.some((chain) => chain.chainId === chainId);
   const chains = {
-    register: vi.fn<ChainStore['register']>(async (_deletion, planned, versioned) => {
-      for (const { chainId, prefix } of planned) {
-        if (!registered.some((chain) => chain.chainId === chainId)) {
-          registered.push(aChain({ chainId, prefix, versioned }));
-        }
+    // The transaction: every chain created and the round started, or nothing written.
+    begin: vi.fn<ChainStore['begin']>(async (deletion, planned, versioned) => {
+      if (planned.some(isRegistered)) return duplicate();
+      if ((await deletions.start(deletion, planned.length, versioned)).status !== 'ok') {
+        return fenced();
       }
+      registered.push(...made(planned, versioned));
+      return ok(made(planned, versioned));
+    }),
+    register: vi.fn<ChainStore['register']>(async (_deletion, planned, versioned) => {
+      registered.push(
+        ...made(
+          planned.filter((layout) => !isRegistered(layout)),
+          versioned,
+        ),
+      );
     }),
     list: vi.fn<ChainStore['list']>(async function* () {
       yield* registered;
@@ -121,7 +138,7 @@ describe('Dispatcher.dispatch, a PENDING deletion', () => {
     await subject.dispatch(ref);
 
     // Assess
-    expect(chains.register).toHaveBeenCalledExactlyOnceWith(
+    expect(chains.begin).toHaveBeenCalledExactlyOnceWith(
       pending,
       [
         { chainId: chainIdOf(day(1)), prefix: day(1) },
@@ -142,7 +159,7 @@ describe('Dispatcher.dispatch, a PENDING deletion', () => {
     // Assess
     expect(s3.commandCalls(ListObjectsV2Command)).toHaveLength(1);
     expect(s3.commandCalls(ListObjectsV2Command)[0]?.args[0].input).not.toHaveProperty('Delimiter');
-    expect(chains.register.mock.calls[0]?.[1]).toEqual([
+    expect(chains.begin.mock.calls[0]?.[1]).toEqual([
       { chainId: chainIdOf(location), prefix: location },
     ]);
   });
@@ -169,7 +186,7 @@ describe('Dispatcher.dispatch, a PENDING deletion', () => {
     await subject.dispatch(ref);
 
     // Assess: 80% of a page is 8 children of 100 keys.
-    expect(chains.register.mock.calls[0]?.[1]).toEqual([
+    expect(chains.begin.mock.calls[0]?.[1]).toEqual([
       { chainId: chainIdOf(child(0)), prefix: location, range: { below: child(8) } },
       {
         chainId: chainIdOf(child(8)),
@@ -189,7 +206,7 @@ describe('Dispatcher.dispatch, a PENDING deletion', () => {
     await subject.dispatch(ref);
 
     // Assess
-    expect(chains.register.mock.calls[0]?.[1]).toEqual([]);
+    expect(chains.begin.mock.calls[0]?.[1]).toEqual([]);
     expect(s3.commandCalls(ListObjectsV2Command)).toHaveLength(1);
   });
 
@@ -202,7 +219,7 @@ describe('Dispatcher.dispatch, a PENDING deletion', () => {
     await subject.dispatch(ref);
 
     // Assess
-    expect(chains.register.mock.calls[0]?.[1]).toEqual([
+    expect(chains.begin.mock.calls[0]?.[1]).toEqual([
       { chainId: chainIdOf(day(1)), prefix: day(1) },
     ]);
   });
@@ -216,7 +233,7 @@ describe('Dispatcher.dispatch, a PENDING deletion', () => {
     await subject.dispatch(ref);
 
     // Assess
-    expect(chains.register.mock.calls[0]?.[1]).toEqual([
+    expect(chains.begin.mock.calls[0]?.[1]).toEqual([
       { chainId: chainIdOf(location), prefix: location },
     ]);
   });
@@ -230,7 +247,7 @@ describe('Dispatcher.dispatch, a PENDING deletion', () => {
     await subject.dispatch(ref);
 
     // Assess
-    expect(chains.register.mock.calls[0]?.[1]).toEqual([
+    expect(chains.begin.mock.calls[0]?.[1]).toEqual([
       { chainId: chainIdOf(day(1)), prefix: day(1) },
     ]);
   });
@@ -258,7 +275,7 @@ describe('Dispatcher.dispatch, a PENDING deletion', () => {
 
     // Assess
     expect(deletions.get).toHaveBeenCalledOnce();
-    expect(chains.list).toHaveBeenCalledOnce();
+    expect(chains.list).not.toHaveBeenCalled();
     expect(queue.send.mock.calls[0]?.[0]).toHaveLength(2);
   });
 
@@ -311,6 +328,79 @@ describe('Dispatcher.dispatch, a PENDING deletion', () => {
   });
 });
 
+describe('Dispatcher.dispatch, starting the round', () => {
+  it('creates its chains and starts it in one transaction, with nothing read back', async () => {
+    // Prepare
+    children([day(1), day(2)]);
+    const { subject, chains, deletions } = dispatcher(pendingThenRunning());
+
+    // Act
+    await subject.dispatch(ref);
+
+    // Assess
+    expect(chains.begin).toHaveBeenCalledOnce();
+    expect(chains.register).not.toHaveBeenCalled();
+    expect(chains.list).not.toHaveBeenCalled();
+    expect(deletions.start).toHaveBeenCalledOnce();
+  });
+
+  it('goes chain by chain when a chain of the round exists already, and starts every chain there is', async () => {
+    // Prepare: an earlier call created one chain on its own and died before starting the round.
+    children([day(1), day(2)]);
+    const left = aChain({ chainId: chainIdOf(day(3)), prefix: day(3) });
+    const { subject, chains, deletions, queue } = dispatcher(pendingThenRunning({}, 3), [
+      left,
+      aChain({ chainId: chainIdOf(day(1)), prefix: day(1) }),
+    ]);
+
+    // Act
+    const outcome = await subject.dispatch(ref);
+
+    // Assess
+    expect(outcome).toBe('dispatched');
+    expect(chains.register).toHaveBeenCalledOnce();
+    expect(deletions.start).toHaveBeenLastCalledWith(expect.anything(), 3, false);
+    expect(
+      queue.send.mock.calls[0]?.[0]
+        .map((message) => (message.type === 'page' ? message.chainId : ''))
+        .sort(),
+    ).toEqual([chainIdOf(day(1)), chainIdOf(day(2)), chainIdOf(day(3))].sort());
+  });
+
+  it('goes chain by chain for a round of 100 chains or more (one transaction holds 100 items)', async () => {
+    // Prepare
+    const many = Array.from({ length: 100 }, (_, n) => `${location}dt=2026-${n}/`);
+    children(many, [], false);
+    const { subject, chains, deletions } = dispatcher(pendingThenRunning({}, 100));
+
+    // Act
+    await subject.dispatch(ref);
+
+    // Assess
+    expect(chains.begin).not.toHaveBeenCalled();
+    expect(chains.register.mock.calls[0]?.[1]).toHaveLength(100);
+    expect(deletions.start).toHaveBeenCalledExactlyOnceWith(expect.anything(), 100, false);
+  });
+
+  it('creates nothing chain by chain when the round was started by another call', async () => {
+    // Prepare
+    children([day(1)]);
+    const { subject, chains, deletions, queue } = dispatcher([
+      aDeletion({ state: 'PENDING' }),
+      aDeletion({ state: 'RUNNING', round: 2 }),
+    ]);
+    deletions.start.mockResolvedValue(fenced());
+
+    // Act
+    const outcome = await subject.dispatch(ref);
+
+    // Assess
+    expect(outcome).toBe('stale');
+    expect(chains.register).not.toHaveBeenCalled();
+    expect(queue.send).not.toHaveBeenCalled();
+  });
+});
+
 describe('Dispatcher.dispatch, a bucket that keeps versions', () => {
   /** Versions listed flat take more than a page; by delimiter, they roll up to `prefixes`. */
   const versionChildren = (prefixes: string[]) => {
@@ -339,7 +429,7 @@ describe('Dispatcher.dispatch, a bucket that keeps versions', () => {
       s3.commandCalls(ListObjectVersionsCommand, { Delimiter: '/' })[0]?.args[0].input,
     ).toMatchObject({ Prefix: location });
     expect(s3.commandCalls(ListObjectsV2Command)).toHaveLength(0);
-    expect(chains.register).toHaveBeenCalledExactlyOnceWith(
+    expect(chains.begin).toHaveBeenCalledExactlyOnceWith(
       expect.anything(),
       expect.anything(),
       true,
@@ -412,6 +502,7 @@ describe('Dispatcher.dispatch, a deletion that is not PENDING', () => {
     // Assess
     expect(outcome).toBe('stale');
     expect(s3.calls()).toHaveLength(0);
+    expect(chains.begin).not.toHaveBeenCalled();
     expect(chains.register).not.toHaveBeenCalled();
     expect(queue.send).not.toHaveBeenCalled();
   });
@@ -445,6 +536,7 @@ describe('Dispatcher.dispatch, a deletion that is not PENDING', () => {
 
     // Assess
     expect(s3.calls()).toHaveLength(0);
+    expect(chains.begin).not.toHaveBeenCalled();
     expect(chains.register).not.toHaveBeenCalled();
     expect(deletions.start).not.toHaveBeenCalled();
   });

@@ -17,6 +17,13 @@ import {
   systemClock,
   totalsOf,
 } from '../core/index.ts';
+import {
+  chainChanges,
+  closesChain,
+  completed,
+  type Pacing,
+  type PageCounts,
+} from './chain-changes.ts';
 import { isAbsent } from './conditions.ts';
 import type { DeletionStore } from './deletion-store.ts';
 import { keys } from './layout.ts';
@@ -30,20 +37,13 @@ export interface ChainStoreOptions {
   readonly clock?: Clock;
 }
 
-/** What a page's deletion counted, added to its chain when the page closes. */
-export interface PageCounts {
-  objects: number;
-  bytes: number;
-  failed: number;
-}
-
 /** A chain whose listing has reached its end, with no page open. */
 const chainHasEnded = { expression: 'ended = :true AND settled = :false' };
 
 /**
  * The chain item: a chain's cursor, open pages and counts, its pace, and its deletion's
- * fence. Every page of a chain is two single-item conditional writes here (list, then count);
- * a chain settles once, in the only transaction of the page path.
+ * fence. Every page of a chain is two conditional writes here (list, then count), on the chain
+ * alone but for the last: a chain settles once, in a transaction with its deletion.
  */
 export class ChainStore {
   readonly #table: Table;
@@ -160,28 +160,8 @@ export class ChainStore {
     next: Cursor | undefined,
     now = Date.now(),
   ): Promise<Outcome<ChainRecord>> {
-    const sets = ['lastPage = :page', 'ended = :ended'];
-    if (next) sets.push('#cursor = :cursor');
-    if (page) sets.push('#open.#page = :record');
-    if (pageNumber === 0) sets.push('startedAt = :now');
-    const written = await this.#table.update<ChainRecord>(this.#key(chain), {
-      update: `SET ${sets.join(', ')}`,
-      names: {
-        ...(next ? { '#cursor': 'cursor' } : {}),
-        ...(page ? { '#open': 'open', '#page': String(pageNumber) } : {}),
-      },
-      values: {
-        ':page': pageNumber,
-        ':ended': next === undefined,
-        ...(next ? { ':cursor': next } : {}),
-        ...(page ? { ':record': page } : {}),
-        ...(pageNumber === 0 ? { ':now': now } : {}),
-      },
-      condition: {
-        expression: 'lastPage = :previous AND ended = :false',
-        values: { ':previous': pageNumber - 1, ':false': false },
-      },
-    });
+    const change = chainChanges.listing(pageNumber, page, next, now);
+    const written = await this.#table.update<ChainRecord>(this.#key(chain), change);
     return written.ok ? ok(written.item) : duplicate(written.old);
   }
 
@@ -192,25 +172,11 @@ export class ChainStore {
    */
   async slowDown(
     chain: ChainRecord,
-    pacing: { pace: number; ceiling?: number | undefined; nextAt: number; cutAt: number },
+    pacing: Pacing,
     seenCutAt: number | undefined,
   ): Promise<{ ok: true } | { ok: false; current: ChainRecord | undefined }> {
-    const ceiling = pacing.ceiling !== undefined;
-    const sets = ['pace = :pace', 'nextAt = :nextAt', 'cutAt = :cutAt'];
-    if (ceiling) sets.push('ceiling = :ceiling');
-    const written = await this.#table.update<ChainRecord>(this.#key(chain), {
-      update: `SET ${sets.join(', ')}`,
-      values: {
-        ':pace': pacing.pace,
-        ':nextAt': Math.ceil(pacing.nextAt),
-        ':cutAt': pacing.cutAt,
-        ...(ceiling ? { ':ceiling': pacing.ceiling } : {}),
-      },
-      condition:
-        seenCutAt === undefined
-          ? { expression: 'attribute_exists(pk) AND attribute_not_exists(cutAt)' }
-          : { expression: 'cutAt = :seen', values: { ':seen': seenCutAt } },
-    });
+    const change = chainChanges.slowDown(pacing, seenCutAt);
+    const written = await this.#table.update<ChainRecord>(this.#key(chain), change);
     return written.ok ? { ok: true } : { ok: false, current: written.old };
   }
 
@@ -232,7 +198,9 @@ export class ChainStore {
 
   /**
    * Counts an open page's deletion on its chain and closes it, exactly once: one conditional
-   * write on the chain item (no transaction, nothing shared between chains).
+   * write on the chain item. The last page of a chain that has ended (as read) settles the
+   * chain too, in one transaction with its deletion (as `settle` does); if that is refused,
+   * the page is counted on its own and the chain is left to `settle`.
    */
   async completePage(
     chain: ChainRecord,
@@ -240,24 +208,18 @@ export class ChainStore {
     counts: PageCounts,
     paceRise = 0,
   ): Promise<Outcome<ChainRecord>> {
-    const rise = paceRise > 0 && chain.pace !== undefined;
-    const written = await this.#table.update<ChainRecord>(this.#key(chain), {
-      update: [
-        'REMOVE #open.#page',
-        'ADD objectsDeleted :objects, bytesDeleted :bytes, failedObjects :failed, pagesDone :one',
-      ]
-        .join(' ')
-        .concat(rise ? ', pace :rise' : ''),
-      names: { '#open': 'open', '#page': String(page.page) },
-      values: {
-        ':objects': counts.objects,
-        ':bytes': counts.bytes,
-        ':failed': counts.failed,
-        ':one': 1,
-        ...(rise ? { ':rise': paceRise } : {}),
-      },
-      condition: { expression: 'attribute_exists(#open.#page)' },
-    });
+    if (closesChain(chain, page)) {
+      const result = await this.#table.transact([
+        this.#table.updateItem(
+          this.#key(chain),
+          chainChanges.completion(chain, page, counts, paceRise, true),
+        ),
+        this.#deletions.roundChains(chain, 'settled'),
+      ]);
+      if (result.ok) return ok(completed(chain, page, counts, paceRise));
+    }
+    const change = chainChanges.completion(chain, page, counts, paceRise, false);
+    const written = await this.#table.update<ChainRecord>(this.#key(chain), change);
     return written.ok ? ok(written.item) : duplicate(written.old);
   }
 

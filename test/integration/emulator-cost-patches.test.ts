@@ -177,6 +177,36 @@ async function session(endpoint: string, table: string) {
       }),
     ),
   );
+  // Functions, arithmetic and nested paths, one expression on two items: each validates a copy
+  // of the parsed tree of its own, and neither sees the other's values.
+  for (const n of [4, 5]) {
+    keep(
+      `update with functions ${n}`,
+      await ddb.send(
+        new UpdateItemCommand({
+          TableName: table,
+          Key: { pk: S(`p${n % 3}`), sk: S(`s${n}`) },
+          UpdateExpression:
+            'SET #list = list_append(if_not_exists(#list, :empty), :more), n = n + :step, #open.#page.#count = :count, fresh = if_not_exists(fresh, :step) REMOVE #list[0] ADD #tags :tag',
+          ExpressionAttributeNames: {
+            '#list': 'list',
+            '#open': 'open',
+            '#page': String(n),
+            '#count': 'count',
+            '#tags': 'tags',
+          },
+          ExpressionAttributeValues: {
+            ':empty': { L: [] },
+            ':more': { L: [S(`more${n}`), { M: { n: N(n) } }] },
+            ':step': N(n * 10),
+            ':count': N(n + 100),
+            ':tag': { SS: [`extra${n}`] },
+          },
+          ReturnValues: 'ALL_NEW',
+        }),
+      ),
+    );
+  }
   keep(
     'get',
     await ddb.send(new GetItemCommand({ TableName: table, Key: { pk: S('p2'), sk: S('s2') } })),

@@ -66,7 +66,7 @@ export const PACE = {
 export type Paced = Pick<ChainRecord, 'pace' | 'ceiling' | 'nextAt'>;
 
 /** A page before `page` is open: listed, and neither deleted nor refused yet. */
-export const openBefore = (chain: Pick<ChainRecord, 'open'>, page: number) =>
+const openBefore = (chain: Pick<ChainRecord, 'open'>, page: number) =>
   Object.keys(chain.open ?? {}).some((listed) => Number(listed) < page);
 
 /** Milliseconds the chain must wait before listing its next page: 0 when it may go now. */
@@ -187,18 +187,19 @@ export class ChainPacer {
    * write, once the page before it was answered (`PACE.inTurnMs`).
    */
   async turn(chain: ChainRecord, page: PageRecord): Promise<Turn> {
-    let current = chain;
     let waited = 0;
-    for (;;) {
+    // Each pass that does not go reads the chain again (gone: its deletion moved on).
+    for (
+      let current: ChainRecord | undefined = chain;
+      current;
+      current = await this.#chains.get(current, current.chainId)
+    ) {
       if (current.pace === undefined) {
         if (!openBefore(current, page.page) || waited >= PACE.inTurnMs) {
           return { go: 'now', chain: current };
         }
         await this.#sleep(PACE.inTurnPollMs);
         waited += PACE.inTurnPollMs;
-        const fresh = await this.#chains.get(current, current.chainId);
-        if (!fresh) return { go: 'gone' };
-        current = fresh;
         continue;
       }
       const wait = paceWait(current, this.now());
@@ -216,10 +217,8 @@ export class ChainPacer {
         if (early > 0) await this.#sleep(early);
         return { go: 'now', chain: current };
       }
-      const fresh = await this.#chains.get(current, current.chainId);
-      if (!fresh) return { go: 'gone' };
-      current = fresh;
     }
+    return { go: 'gone' };
   }
 
   /** Sends a page's message again, to come back just before its chain's slot at `nextAt`. */

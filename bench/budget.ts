@@ -100,8 +100,12 @@ export async function measureBudget(
     // may go at once. The rate it holds is timed after that allowance, from the answer of the
     // delete that spent it to the last; an answer opens a window, so its keys are not in it.
     const allowance = Math.max(PAGE_SIZE, keysPerSecond);
-    let spent = 0;
-    const opening = deletes.findIndex((entry) => (spent += entry.keys) >= allowance);
+    let opening = 0;
+    let spent = first.keys;
+    while (spent < allowance && opening < deletes.length - 1) {
+      opening += 1;
+      spent += deletes[opening]?.keys ?? 0;
+    }
     const from = deletes[opening];
     if (!from || last.at <= from.at) throw new Error('too few deletes after the allowance');
     const rateAfter = (start: number) =>

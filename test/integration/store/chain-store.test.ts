@@ -23,6 +23,16 @@ describe.skipIf(process.env.LETHE_TEST_API_URL)('ChainStore over DynamoDB', () =
 
   const counts = (objects: number) => ({ objects, bytes: objects * 20, failed: 0 });
 
+  /** A chain that has listed two pages and ended, both pages open: the chain, its last listing. */
+  async function listedTwice() {
+    const chain = await aChain();
+    const first = await stores.chains.recordListing(chain, 0, aPage(), { key: 'k' });
+    if (first.status !== 'ok') throw new Error('not listed');
+    const last = await stores.chains.recordListing(first.item, 1, aPage({ page: 1 }), undefined);
+    if (last.status !== 'ok') throw new Error('not listed');
+    return { chain, last: last.item };
+  }
+
   /** A chain of a RUNNING deletion of its own: over a child prefix, or over a key range. */
   async function aChain(round = 1, range?: KeyRange): Promise<ChainRecord> {
     const deletion = await stores.putDeletion(
@@ -149,14 +159,10 @@ describe.skipIf(process.env.LETHE_TEST_API_URL)('ChainStore over DynamoDB', () =
   });
 
   it('settles a chain that has ended with its last page, in the transaction that counts it', async () => {
-    const chain = await aChain();
-    const first = await stores.chains.recordListing(chain, 0, aPage(), { key: 'k' });
-    if (first.status !== 'ok') throw new Error('not listed');
-    const last = await stores.chains.recordListing(first.item, 1, aPage({ page: 1 }), undefined);
-    if (last.status !== 'ok') throw new Error('not listed');
+    const { chain, last } = await listedTwice();
 
     // Page 1 closes while page 0 is open: nothing settles.
-    const early = await stores.chains.completePage(last.item, aPage({ page: 1 }), counts(2));
+    const early = await stores.chains.completePage(last, aPage({ page: 1 }), counts(2));
     if (early.status !== 'ok') throw new Error('not counted');
     const settling = await stores.chains.completePage(early.item, aPage(), counts(3));
 
@@ -174,14 +180,10 @@ describe.skipIf(process.env.LETHE_TEST_API_URL)('ChainStore over DynamoDB', () =
   });
 
   it('settles nothing from a chain read before another page closed: the page is counted alone', async () => {
-    const chain = await aChain();
-    const first = await stores.chains.recordListing(chain, 0, aPage(), { key: 'k' });
-    if (first.status !== 'ok') throw new Error('not listed');
-    const last = await stores.chains.recordListing(first.item, 1, aPage({ page: 1 }), undefined);
-    if (last.status !== 'ok') throw new Error('not listed');
-    await stores.chains.completePage(last.item, aPage(), counts(3));
+    const { chain, last } = await listedTwice();
+    await stores.chains.completePage(last, aPage(), counts(3));
     // As page 1's worker would have read it had page 0 closed just after its read, pagesDone 0.
-    const stale = { ...last.item, open: { 1: aPage({ page: 1 }) } };
+    const stale = { ...last, open: { 1: aPage({ page: 1 }) } };
 
     const closed = await stores.chains.completePage(stale, aPage({ page: 1 }), counts(2));
 

@@ -54,7 +54,14 @@ export async function requestDeletion(api: ApiClient, tenant: string, query = ''
     'a 202 to DELETE',
     async () => {
       const reply = await api.delete(tenant, 'logs', query);
-      return reply.status === 202 ? String(reply.body.deletionId) : undefined;
+      if (reply.status === 202) return String(reply.body.deletionId);
+      // A DELETE that failed after its tombstone was written (a failpoint) started a deletion
+      // all the same, and a small one may have ended before the retry: then the stream is gone
+      // (404) and the deletion is the tenant's one of that stream, as a client would look it up.
+      if (reply.status !== 404) return undefined;
+      const { body } = await api.deletions(tenant);
+      const listed = (body.deletions ?? []) as Array<{ deletionId: string; stream?: string }>;
+      return listed.find((deletion) => deletion.stream === 'logs')?.deletionId;
     },
     60_000,
     500,

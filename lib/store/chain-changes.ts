@@ -21,6 +21,13 @@ export interface Pacing {
   cutAt: number;
 }
 
+/** A chain whose listing has reached its end and that has not settled yet. */
+export const chainHasEnded = { expression: 'ended = :true AND settled = :false' };
+
+/** A completion adds the page's rise to the pace of a chain that has one. */
+const risesPace = (chain: ChainRecord, paceRise: number) =>
+  paceRise > 0 && chain.pace !== undefined;
+
 /** True when closing `page` leaves the chain, as read, ended with no page open. */
 export const closesChain = (chain: ChainRecord, page: PageRecord) =>
   chain.ended &&
@@ -72,7 +79,7 @@ export const chainChanges = {
     paceRise: number,
     settles: boolean,
   ): Change => {
-    const rise = paceRise > 0 && chain.pace !== undefined;
+    const rise = risesPace(chain, paceRise);
     return {
       update: [
         settles ? 'SET settled = :true' : '',
@@ -93,7 +100,7 @@ export const chainChanges = {
       },
       condition: {
         expression: settles
-          ? 'attribute_exists(#open.#page) AND size(#open) = :one AND ended = :true AND settled = :false AND pagesDone = :done'
+          ? `attribute_exists(#open.#page) AND size(#open) = :one AND ${chainHasEnded.expression} AND pagesDone = :done`
           : 'attribute_exists(#open.#page)',
       },
     };
@@ -136,6 +143,6 @@ export function completed(
     bytesDeleted: (chain.bytesDeleted ?? 0) + counts.bytes,
     failedObjects: (chain.failedObjects ?? 0) + counts.failed,
     pagesDone: chain.pagesDone + 1,
-    ...(paceRise > 0 && chain.pace !== undefined ? { pace: chain.pace + paceRise } : {}),
+    ...(risesPace(chain, paceRise) ? { pace: (chain.pace ?? 0) + paceRise } : {}),
   };
 }

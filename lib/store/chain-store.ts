@@ -19,6 +19,7 @@ import {
 } from '../core/index.ts';
 import {
   chainChanges,
+  chainHasEnded,
   closesChain,
   completed,
   type Pacing,
@@ -36,9 +37,6 @@ export interface ChainStoreOptions {
   /** @default the system clock */
   readonly clock?: Clock;
 }
-
-/** A chain whose listing has reached its end, with no page open. */
-const chainHasEnded = { expression: 'ended = :true AND settled = :false' };
 
 /**
  * The chain item: a chain's cursor, open pages and counts, its pace, and its deletion's

@@ -310,10 +310,10 @@ describe('Dispatcher.dispatch, a PENDING deletion', () => {
     expect(queue.send).not.toHaveBeenCalled();
   });
 
-  it('is stale when its start lost to another round', async () => {
+  it('is stale when its start lost to another round, and creates nothing chain by chain', async () => {
     // Prepare
     children([day(1)]);
-    const { subject, queue, deletions } = dispatcher([
+    const { subject, chains, queue, deletions } = dispatcher([
       aDeletion({ state: 'PENDING' }),
       aDeletion({ state: 'RUNNING', round: 2 }),
     ]);
@@ -324,6 +324,7 @@ describe('Dispatcher.dispatch, a PENDING deletion', () => {
 
     // Assess
     expect(outcome).toBe('stale');
+    expect(chains.register).not.toHaveBeenCalled();
     expect(queue.send).not.toHaveBeenCalled();
   });
 });
@@ -380,24 +381,6 @@ describe('Dispatcher.dispatch, starting the round', () => {
     expect(chains.begin).not.toHaveBeenCalled();
     expect(chains.register.mock.calls[0]?.[1]).toHaveLength(100);
     expect(deletions.start).toHaveBeenCalledExactlyOnceWith(expect.anything(), 100, false);
-  });
-
-  it('creates nothing chain by chain when the round was started by another call', async () => {
-    // Prepare
-    children([day(1)]);
-    const { subject, chains, deletions, queue } = dispatcher([
-      aDeletion({ state: 'PENDING' }),
-      aDeletion({ state: 'RUNNING', round: 2 }),
-    ]);
-    deletions.start.mockResolvedValue(fenced());
-
-    // Act
-    const outcome = await subject.dispatch(ref);
-
-    // Assess
-    expect(outcome).toBe('stale');
-    expect(chains.register).not.toHaveBeenCalled();
-    expect(queue.send).not.toHaveBeenCalled();
   });
 });
 

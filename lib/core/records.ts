@@ -170,6 +170,8 @@ export interface ChainRecord extends DeletionRef {
   nextAt?: number;
   /** Epoch milliseconds of the chain's last cut in pace. */
   cutAt?: number;
+  /** Epoch milliseconds when a paced chain's last admitted delete was sent. */
+  sentAt?: number;
 }
 
 /**

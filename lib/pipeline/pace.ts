@@ -25,16 +25,21 @@ export const PACE = {
    */
   firstPages: 0.5,
   /**
-   * The pace after the first refusal of a paced chain: it rose past the limit by at most one
-   * step of `rampUp`, so this share of it (0.92 x 1.05 < 1) is under the limit.
+   * A paced chain's page goes a slot after the page before it, at the pace before that page's
+   * rise: S3 refused the pace one rise below the chain's, and admitted the one below that. The
+   * pace after a refusal is this share of the pace admitted: just under it, since S3's limit
+   * lies between the two, in the first paced refusal a whole `rampUp` apart.
    */
-  firstCut: 0.92,
-  /** The pace after a later refusal is this share of the pace refused. */
-  cut: 0.9,
+  firstCut: 0.98,
+  /** As `firstCut`, for a later refusal (the two paces a `probe` apart): a little deeper. */
+  cut: 0.97,
   /** Rise per admitted page, as a share of the pace, before any paced refusal. */
   rampUp: 0.05,
-  /** Rise per admitted page once a paced refusal showed where the limit is. */
-  probe: 0.002,
+  /**
+   * Rise per admitted page once a paced refusal showed where the limit is: slow, so a chain
+   * meets the limit again after many pages (about 100 to rise 5%), not a few.
+   */
+  probe: 0.0005,
   /**
    * An unpaced chain starts at the rate it kept with this much more time: a prefix admits a
    * burst before it refuses, so what a young chain deleted overstates its rate; counting one
@@ -90,7 +95,7 @@ export function paceRise(chain: Paced): number {
 /** What the chain knows after S3 refused one of its pages at `now`. */
 export interface Refusal {
   pace: number;
-  /** The pace S3 refused: set once the chain was refused while paced. */
+  /** The pace S3 refused (the chain's, one rise down): set once refused while paced. */
   ceiling?: number;
   /** The refused page comes back after this many seconds (SQS delays are whole seconds). */
   retrySeconds: number;
@@ -108,10 +113,13 @@ export function afterRefusal(
   pageSize: number,
   now: number,
 ): Refusal {
-  const paced = chain.pace !== undefined;
   let pace: number;
+  let ceiling: number | undefined;
   if (chain.pace !== undefined) {
-    pace = chain.pace * (chain.ceiling === undefined ? PACE.firstCut : PACE.cut);
+    const probing = chain.ceiling !== undefined;
+    const rise = 1 + (probing ? PACE.probe : PACE.rampUp);
+    ceiling = chain.pace / rise;
+    pace = (ceiling / rise) * (probing ? PACE.cut : PACE.firstCut);
   } else {
     const ran = chain.startedAt === undefined ? 0 : now - chain.startedAt;
     const kept = (chain.objectsDeleted * 1000) / (ran + PACE.burstMs);
@@ -120,7 +128,7 @@ export function afterRefusal(
   const slot = slotMs(pace, pageSize);
   return {
     pace,
-    ...(paced ? { ceiling: chain.pace } : {}),
+    ...(ceiling !== undefined ? { ceiling } : {}),
     // Whole seconds by SQS; the rest is slept out by the page's gate when it comes back.
     retrySeconds: Math.min(MAX_DELAY_SECONDS, Math.floor(Math.max(0, slot - PACE.leadMs) / 1000)),
     nextAt: now + slot,
@@ -212,10 +220,13 @@ export class ChainPacer {
       const slot = slotMs(current.pace, page.count);
       if (wait > PACE.take * slot) await this.#sleep(wait - PACE.take * slot);
       const at = Math.max(this.now(), current.nextAt ?? 0);
-      if (await this.#chains.takeSlot(current, at + slot)) {
-        const early = at - this.now();
+      const taken = await this.#chains.takeSlot(current, at + slot);
+      if (taken) {
+        // A slot after the last delete as it went: one that went late (a busy worker, a slow
+        // call) does not bring this one closer to it than the pace allows.
+        const early = Math.max(at, (taken.sentAt ?? 0) + slot) - this.now();
         if (early > 0) await this.#sleep(early);
-        return { go: 'now', chain: current };
+        return { go: 'now', chain: taken };
       }
     }
     return { go: 'gone' };

@@ -238,6 +238,7 @@ export class PageWorker {
     seenCutAt: number | undefined,
   ): Promise<WorkOutcome> {
     let result: PageResult;
+    const sentAt = this.#pacer.now();
     try {
       result = await this.#deleter.deletePage(chain.bucket, objects);
     } catch (error) {
@@ -254,7 +255,8 @@ export class PageWorker {
       bytes: page.bytes - result.failedBytes - result.markersLaidBytes,
       failed: result.failures.length,
     };
-    const completed = await this.#chains.completePage(chain, page, counted, paceRise(chain));
+    const step = chain.pace === undefined ? undefined : { rise: paceRise(chain), sentAt };
+    const completed = await this.#chains.completePage(chain, page, counted, step);
     if (completed.status !== 'ok') return { outcome: 'duplicate' };
     await this.#finalizer.settle(completed.item);
     return {

@@ -21,12 +21,26 @@ export interface Pacing {
   cutAt: number;
 }
 
+/**
+ * What a paced chain's completion records (lib/pipeline/pace): the rise its pace takes, and
+ * when the page's delete was sent, which the next page's delete waits a slot after.
+ */
+export interface PaceStep {
+  rise: number;
+  sentAt: number;
+}
+
 /** A chain whose listing has reached its end and that has not settled yet. */
 export const chainHasEnded = { expression: 'ended = :true AND settled = :false' };
 
-/** A completion adds the page's rise to the pace of a chain that has one. */
-const risesPace = (chain: ChainRecord, paceRise: number) =>
-  paceRise > 0 && chain.pace !== undefined;
+/** What a completion records of its step: only a chain that has a pace keeps one. */
+const stepOf = (
+  chain: ChainRecord,
+  step: PaceStep | undefined,
+): { rise?: number; sentAt?: number } =>
+  chain.pace === undefined || step === undefined
+    ? {}
+    : { sentAt: step.sentAt, ...(step.rise > 0 ? { rise: step.rise } : {}) };
 
 /** True when closing `page` leaves the chain, as read, ended with no page open. */
 export const closesChain = (chain: ChainRecord, page: PageRecord) =>
@@ -76,26 +90,31 @@ export const chainChanges = {
     chain: ChainRecord,
     page: PageRecord,
     counts: PageCounts,
-    paceRise: number,
+    step: PaceStep | undefined,
     settles: boolean,
   ): Change => {
-    const rise = risesPace(chain, paceRise);
+    const { rise, sentAt } = stepOf(chain, step);
+    const sets = [
+      ...(settles ? ['settled = :true'] : []),
+      ...(sentAt !== undefined ? ['sentAt = :sent'] : []),
+    ];
     return {
       update: [
-        settles ? 'SET settled = :true' : '',
+        sets.length > 0 ? `SET ${sets.join(', ')}` : '',
         'REMOVE #open.#page',
         'ADD objectsDeleted :objects, bytesDeleted :bytes, failedObjects :failed, pagesDone :one',
       ]
         .join(' ')
         .trim()
-        .concat(rise ? ', pace :rise' : ''),
+        .concat(rise !== undefined ? ', pace :rise' : ''),
       names: { '#open': 'open', '#page': String(page.page) },
       values: {
         ':objects': counts.objects,
         ':bytes': counts.bytes,
         ':failed': counts.failed,
         ':one': 1,
-        ...(rise ? { ':rise': paceRise } : {}),
+        ...(rise !== undefined ? { ':rise': rise } : {}),
+        ...(sentAt !== undefined ? { ':sent': sentAt } : {}),
         ...(settles ? { ':true': true, ':false': false, ':done': chain.pagesDone } : {}),
       },
       condition: {
@@ -132,9 +151,10 @@ export function completed(
   chain: ChainRecord,
   page: PageRecord,
   counts: PageCounts,
-  paceRise: number,
+  step: PaceStep | undefined,
 ): ChainRecord {
   const { [String(page.page)]: _closed, ...open } = chain.open;
+  const { rise, sentAt } = stepOf(chain, step);
   return {
     ...chain,
     open,
@@ -143,6 +163,7 @@ export function completed(
     bytesDeleted: (chain.bytesDeleted ?? 0) + counts.bytes,
     failedObjects: (chain.failedObjects ?? 0) + counts.failed,
     pagesDone: chain.pagesDone + 1,
-    ...(risesPace(chain, paceRise) ? { pace: (chain.pace ?? 0) + paceRise } : {}),
+    ...(rise !== undefined ? { pace: (chain.pace ?? 0) + rise } : {}),
+    ...(sentAt !== undefined ? { sentAt } : {}),
   };
 }

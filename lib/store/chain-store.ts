@@ -22,6 +22,7 @@ import {
   chainHasEnded,
   closesChain,
   completed,
+  type PaceStep,
   type Pacing,
   type PageCounts,
 } from './chain-changes.ts';
@@ -179,10 +180,11 @@ export class ChainStore {
   }
 
   /**
-   * Takes a paced chain's next slot for a page, moving it to `next`; false if another page took
-   * it first (the chain's slot is no longer the one this page read).
+   * Takes a paced chain's next slot for a page, moving it to `next`: the chain as taken, or
+   * undefined if another page took it first (the chain's slot is no longer the one this page
+   * read).
    */
-  async takeSlot(chain: ChainRecord, next: number): Promise<boolean> {
+  async takeSlot(chain: ChainRecord, next: number): Promise<ChainRecord | undefined> {
     const written = await this.#table.update<ChainRecord>(this.#key(chain), {
       update: 'SET nextAt = :next',
       values: { ':next': Math.ceil(next) },
@@ -191,7 +193,7 @@ export class ChainStore {
           ? { expression: 'attribute_not_exists(nextAt)' }
           : { expression: 'nextAt = :seen', values: { ':seen': chain.nextAt } },
     });
-    return written.ok;
+    return written.ok ? written.item : undefined;
   }
 
   /**
@@ -204,19 +206,19 @@ export class ChainStore {
     chain: ChainRecord,
     page: PageRecord,
     counts: PageCounts,
-    paceRise = 0,
+    step?: PaceStep,
   ): Promise<Outcome<ChainRecord>> {
     if (closesChain(chain, page)) {
       const result = await this.#table.transact([
         this.#table.updateItem(
           this.#key(chain),
-          chainChanges.completion(chain, page, counts, paceRise, true),
+          chainChanges.completion(chain, page, counts, step, true),
         ),
         this.#deletions.roundChains(chain, 'settled'),
       ]);
-      if (result.ok) return ok(completed(chain, page, counts, paceRise));
+      if (result.ok) return ok(completed(chain, page, counts, step));
     }
-    const change = chainChanges.completion(chain, page, counts, paceRise, false);
+    const change = chainChanges.completion(chain, page, counts, step, false);
     const written = await this.#table.update<ChainRecord>(this.#key(chain), change);
     return written.ok ? ok(written.item) : duplicate(written.old);
   }

@@ -1,7 +1,7 @@
 // lib/store: DynamoDB. One store per item over a small table helper; the only code that knows pk/sk, indexes and conditions.
 
 export { type Admission, BudgetStore } from './budget-store.ts';
-export type { PageCounts } from './chain-changes.ts';
+export type { PaceStep, PageCounts } from './chain-changes.ts';
 export { ChainStore } from './chain-store.ts';
 export type { Condition } from './conditions.ts';
 export { DeletionIndex, type DeletionPage } from './deletion-index.ts';

@@ -232,13 +232,14 @@ describe.skipIf(process.env.LETHE_TEST_API_URL)('ChainStore over DynamoDB', () =
         bytes: 60,
         failed: 0,
       },
-      1.5,
+      { rise: 1.5, sentAt: 4_200 },
     );
 
     expect(cut).toEqual({ ok: true });
     expect(again).toMatchObject({ ok: false, current: { pace: 85, cutAt: 4_000 } });
     expect(await stores.chains.get(chain, chainId)).toMatchObject({
       pace: 86.5,
+      sentAt: 4_200,
       ceiling: 100,
       nextAt: 5_000,
       cutAt: 4_000,
@@ -256,19 +257,31 @@ describe.skipIf(process.env.LETHE_TEST_API_URL)('ChainStore over DynamoDB', () =
     );
     const stale = await stores.chains.takeSlot(paced, 5_600);
 
-    expect(takes.filter(Boolean)).toHaveLength(1);
-    expect(stale).toBe(false);
+    // The page that took it gets the chain as taken.
+    expect(takes.filter(Boolean)).toEqual([expect.objectContaining({ pace: 10, nextAt: 5_300 })]);
+    expect(stale).toBeUndefined();
     expect(await stores.chains.get(chain, chainId)).toMatchObject({ nextAt: 5_300 });
   });
 
-  it('adds no pace to a chain that was never slowed down', async () => {
+  it('adds no pace, and no time sent, to a chain that was never slowed down', async () => {
     const chain = await aChain();
     const listed = await stores.chains.recordListing(chain, 0, aPage(), undefined, 0);
     if (listed.status !== 'ok') throw new Error('not listed');
 
-    await stores.chains.completePage(listed.item, aPage(), { objects: 3, bytes: 60, failed: 0 }, 5);
+    await stores.chains.completePage(
+      listed.item,
+      aPage(),
+      { objects: 3, bytes: 60, failed: 0 },
+      {
+        rise: 5,
+        sentAt: 4_200,
+      },
+    );
 
-    expect((await stores.chains.get(chain, chainId))?.pace).toBeUndefined();
+    const stored = await stores.chains.get(chain, chainId);
+    expect(stored).toMatchObject({ objectsDeleted: 3 });
+    expect(stored?.pace).toBeUndefined();
+    expect(stored?.sentAt).toBeUndefined();
   });
 
   it('settles an ended chain once, counting it on its deletion', async () => {

@@ -284,7 +284,7 @@ describe('workerHandler, log lines', () => {
         recordListing: async (chain) => ok(chain),
         completePage: async (chain) => ok(chain),
         slowDown: async () => ({ ok: true }),
-        takeSlot: async () => true,
+        takeSlot: async (chain) => chain,
         split: async () => fenced(),
         markIndivisible: async () => {},
       },

@@ -40,15 +40,20 @@ describe('pace', () => {
     expect(refusal.ceiling).toBeUndefined();
   });
 
-  it('cuts a paced chain, remembers the pace refused, and then rises slowly', () => {
-    const first = afterRefusal({ pace: 2000, objectsDeleted: 0 }, PAGE, 0);
-    const refusal = afterRefusal({ pace: 2000, ceiling: 2500, objectsDeleted: 0 }, PAGE, 0);
+  it('cuts a paced chain just under the pace S3 last admitted, remembers the one it refused, and then rises slowly', () => {
+    const first = afterRefusal({ pace: 2205, objectsDeleted: 0 }, PAGE, 0);
+    const refusal = afterRefusal({ pace: 2001, ceiling: 2500, objectsDeleted: 0 }, PAGE, 0);
 
-    // The first paced refusal cuts deep (the first guess overshot); later ones cut less.
-    expect(first).toMatchObject({ pace: 2000 * PACE.firstCut, ceiling: 2000 });
-    // A page at 1,800 keys a second is 0.56 s: sent back at once, the rest slept out.
-    expect(refusal).toMatchObject({ pace: 2000 * PACE.cut, ceiling: 2000, retrySeconds: 0 });
-    expect(refusal.nextAt).toBeCloseTo(1000 / 1.8);
+    // Ramping up, the refused page went at the pace one rise (5%) down, 2,100 keys a second,
+    // after one admitted at 2,000: the chain goes on just under that.
+    expect(first.ceiling).toBeCloseTo(2100);
+    expect(first.pace).toBeCloseTo(2000 * PACE.firstCut);
+    // Probing, the two paces are a small rise apart: the cut is a little deeper.
+    expect(refusal.ceiling).toBeCloseTo(2001 / (1 + PACE.probe));
+    expect(refusal.pace).toBeCloseTo((2001 / (1 + PACE.probe) ** 2) * PACE.cut);
+    // A page at about 1,940 keys a second is 0.52 s: sent back at once, the rest slept out.
+    expect(refusal.retrySeconds).toBe(0);
+    expect(refusal.nextAt).toBeCloseTo((1000 * 1000) / refusal.pace);
     expect(paceRise(refusal)).toBeCloseTo(refusal.pace * PACE.probe);
     expect(paceRise({ pace: 2000 })).toBeCloseTo(2000 * PACE.rampUp);
   });

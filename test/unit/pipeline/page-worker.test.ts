@@ -101,7 +101,10 @@ function worker(
       ok(completed(current, record)),
     ),
     slowDown: vi.fn<ChainStore['slowDown']>(async () => ({ ok: true as const })),
-    takeSlot: vi.fn<ChainStore['takeSlot']>(async () => true),
+    takeSlot: vi.fn<ChainStore['takeSlot']>(async (current, next) => ({
+      ...current,
+      nextAt: next,
+    })),
     split: vi.fn<ChainStore['split']>(async (current, _page, from) =>
       ok(aChain({ chainId: `split-${from}`, prefix: current.prefix, range: { from } })),
     ),
@@ -572,7 +575,7 @@ describe('PageWorker.handle, a page', () => {
       expect.objectContaining({ chainId: CHAIN_ID, lastPage: 0 }),
       expect.objectContaining({ page: 0, count: 3, bytes: 60 }),
       { objects: 2, bytes: 40, failed: 1 },
-      0,
+      undefined,
     );
     expect(outcome).toEqual({
       outcome: 'deleted',
@@ -606,7 +609,7 @@ describe('PageWorker.handle, a page', () => {
       expect.objectContaining({ chainId: CHAIN_ID }),
       expect.objectContaining({ page: 0, count: 3, bytes: 60 }),
       { objects: 1, bytes: 20, failed: 0 },
-      0,
+      undefined,
     );
     expect(outcome).toMatchObject({ outcome: 'deleted', objects: 1, bytes: 20 });
   });
@@ -858,7 +861,7 @@ describe('PageWorker.handle, when another delivery already listed the page', () 
       listedAlready,
       recorded,
       { objects: 3, bytes: 60, failed: 0 },
-      0,
+      undefined,
     );
     expect(outcome).toMatchObject({ outcome: 'deleted', objects: 3, bytes: 60 });
   });
@@ -1201,8 +1204,13 @@ describe('PageWorker.handle, a chain S3 slows down', () => {
     // Act
     await pageWorker.handle(page(0));
 
-    // Assess
-    expect(chains.slowDown.mock.calls[0]?.[1]).toMatchObject({ pace: 18, ceiling: 20 });
+    // Assess: probing, the refused pace is one small rise below the chain's, and the pace goes
+    // just under the one a rise below that (lib/pipeline/pace.ts).
+    const rise = 1 + PACE.probe;
+    expect(chains.slowDown.mock.calls[0]?.[1]).toMatchObject({
+      pace: expect.closeTo((20 / rise ** 2) * PACE.cut),
+      ceiling: expect.closeTo(20 / rise),
+    });
   });
 
   it('lets any other failure of the deleter through, so the message is redelivered', async () => {
@@ -1267,6 +1275,39 @@ describe('PageWorker.handle, a chain S3 slows down', () => {
     expect(now).toBeCloseTo(NOW + 400, 0);
   });
 
+  it('deletes a slot after the last delete as it went, when that went late, and records when its own went', async () => {
+    // Prepare: the slot is at +400 ms, but the page before went at +300 ms (late for its own
+    // slot at +67 ms): 3 keys a second, a key's time (333 ms) after it is +633 ms.
+    let now = NOW;
+    const chain = aChain({ pace: 3, nextAt: NOW + 400 });
+    const { pageWorker, chains, deleter } = worker(chain, undefined, {
+      clock: clockOf(() => new Date(now)),
+      sleep: async (ms) => {
+        now += ms;
+      },
+    });
+    listing([a], false);
+    chains.takeSlot.mockImplementationOnce(async (current, next) => ({
+      ...current,
+      nextAt: next,
+      sentAt: NOW + 300,
+    }));
+
+    // Act
+    await pageWorker.handle(page(0));
+
+    // Assess: the delete waits out the slot after the last one, not just its own (nothing
+    // sleeps after it); its completion records when it went, and the pace's rise.
+    expect(deleter.deletePage).toHaveBeenCalledOnce();
+    expect(now).toBeCloseTo(NOW + 300 + 1000 / 3, 0);
+    expect(chains.completePage).toHaveBeenCalledWith(
+      expect.anything(),
+      expect.anything(),
+      expect.anything(),
+      { rise: expect.closeTo(3 * PACE.rampUp), sentAt: Math.floor(now) },
+    );
+  });
+
   it('reads the chain again when another page took the slot, and sends the page back when the next is 1.5 s or more away', async () => {
     // Prepare: the slot is taken by another page; by the second read, a refusal moved it 3 s on.
     let now = NOW;
@@ -1281,7 +1322,7 @@ describe('PageWorker.handle, a chain S3 slows down', () => {
       },
     );
     listing([a], false);
-    chains.takeSlot.mockResolvedValueOnce(false);
+    chains.takeSlot.mockResolvedValueOnce(undefined);
     chains.get.mockResolvedValueOnce(aChain({ pace: 3, nextAt: NOW + 400 }));
     chains.get.mockResolvedValueOnce(aChain({ pace: 2, nextAt: NOW + 3400, lastPage: 0 }));
 
@@ -1318,7 +1359,7 @@ describe('PageWorker.handle, a chain S3 slows down', () => {
     await pageWorker.handle(page(0));
 
     // Assess: before any paced refusal the pace ramps up (5% a page).
-    expect(chains.completePage.mock.calls[0]?.[3]).toBeCloseTo(5);
+    expect(chains.completePage.mock.calls[0]?.[3]?.rise).toBeCloseTo(5);
   });
 
   describe('an unpaced chain whose page before this one is still open (pipelined)', () => {
@@ -1394,6 +1435,6 @@ describe('PageWorker.handle, a chain S3 slows down', () => {
     expect(chains.recordListing.mock.calls[0]?.[4]).toBe(NOW);
     expect(chains.takeSlot).not.toHaveBeenCalled();
     expect(queue.send).toHaveBeenCalledExactlyOnceWith([page(1)]);
-    expect(chains.completePage.mock.calls[0]?.[3]).toBe(0);
+    expect(chains.completePage.mock.calls[0]?.[3]).toBeUndefined();
   });
 });

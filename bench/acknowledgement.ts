@@ -1,6 +1,10 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { type StackContext, seededStream, TENANT } from './context.ts';
 import { letheDelete } from './deleters.ts';
 import { percentile, type Summary, summarize } from './stats.ts';
+
+/** Pause between a stream's seeding and its timed DELETE (see `measureAcknowledgement`). */
+const SETTLE_MS = 300;
 
 export interface AckSample {
   stream: string;
@@ -32,6 +36,9 @@ export async function measureAcknowledgement(context: StackContext): Promise<Ack
   const one = async (size: 'small' | 'large', round: number) => {
     const stream = `ack-${size}-${round}`;
     await seededStream(context, stream, sizes[size], options.partitions);
+    // The stack shares this process: let the seeding's own aftermath (its answer, the garbage
+    // of a large request body) pass before the DELETE is timed, for both sizes alike.
+    await sleep(SETTLE_MS);
     const result = await letheDelete(context.api, TENANT, stream, context.readDeletion);
     return { stream, objects: sizes[size], ackMs: result.ackMs, completedMs: result.wallMs };
   };

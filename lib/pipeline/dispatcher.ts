@@ -12,7 +12,7 @@ import {
 } from '../core/index.ts';
 import { childrenOf, firstPage, isBucketVersioned } from '../s3/index.ts';
 import { failpoint } from '../support/index.ts';
-import { chainsOver } from './chain-layout.ts';
+import { chainsOver, sampleSize } from './chain-layout.ts';
 import type { Finalizer } from './finalizer.ts';
 import type { Chains, Deletions, ObjectStore, WorkSender } from './ports.ts';
 
@@ -29,8 +29,9 @@ export interface DispatcherOptions {
    */
   readonly detectVersioning?: boolean;
   /**
-   * The workers' page size: a stream deletion whose whole location lists in one page of it is
-   * one chain, however many child prefixes it has. @default 1000
+   * The workers' page size, by which runs of small child prefixes are sized; a stream
+   * deletion whose whole location lists within its sample (`sampleSize`) is one chain, however
+   * many child prefixes it has. @default 1000
    */
   readonly pageSize?: number;
 }
@@ -43,7 +44,7 @@ export type DispatchOutcome = 'stale' | 'dispatched' | 'empty';
 /**
  * Plans a round of a deletion: one chain of pages per child prefix (so date partitions
  * delete in parallel), one per run of small child prefixes (lib/pipeline/chain-layout.ts), or
- * one chain over the whole location when it has no children or lists in one page.
+ * one chain over the whole location when it has no children or lists within the sample.
  * Idempotent: a repeat registers nothing new and only starts chains that never started.
  */
 export class Dispatcher {
@@ -131,10 +132,10 @@ export class Dispatcher {
     const chainOver = (prefix: string) => ({ chainId: chainIdOf(prefix), prefix });
     // A partition deletion takes its partitions and nothing else, never the keys beside them.
     if (deletion.before) return (await childrenOfLocation()).prefixes.map(chainOver);
-    // Chains pay for themselves in parallel pages: a location that lists in one page is one
-    // chain (one page), whatever its child prefixes.
+    // Chains pay for themselves in parallel pages: a location that lists within the sample is
+    // one chain (one page), whatever its child prefixes.
     const sample = await firstPage(
-      { client: this.#s3, pageSize: this.#pageSize },
+      { client: this.#s3, pageSize: sampleSize(this.#pageSize) },
       { Bucket: deletion.bucket, Prefix: deletion.prefix },
       versioned,
     );
@@ -142,7 +143,7 @@ export class Dispatcher {
       return sample.objects.length > 0 ? [chainOver(deletion.prefix)] : [];
     }
     const children = await childrenOfLocation();
-    // Small children are taken in runs of about a page each, judged by the first page.
+    // Small children are taken in runs of about a page each, judged by the sample.
     if (children.prefixes.length > 1) {
       return chainsOver(deletion.prefix, children.prefixes, sample.objects, this.#pageSize);
     }

@@ -3,7 +3,7 @@ import { type CertificateKey, verifyCertificate } from '../core/index.ts';
 import type { Command } from './args.ts';
 import { ApiError, type LetheClient } from './client.ts';
 import { EXIT, type ExitCode } from './exit-codes.ts';
-import { formatCount } from './progress.ts';
+import { plural } from './format.ts';
 import type { Output } from './status-line.ts';
 import { UsageError } from './values.ts';
 
@@ -41,9 +41,6 @@ export interface SavedCertificate {
   algorithm: string;
   keyId: string;
 }
-
-const plural = (count: number, noun: string) =>
-  `${formatCount(count)} ${noun}${count === 1 ? '' : 's'}`;
 
 /** Writes `text` to `out`, or to stdout without it; says where it went unless `--json`. */
 async function deliver(

@@ -1,5 +1,6 @@
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
+import { plural } from '../cli/format.ts';
 
 /**
  * The local stack's console: one concise line per deletion state change, from the table's
@@ -23,12 +24,14 @@ function detail(deletion: Record<string, unknown>): string {
     case 'SCHEDULED':
       return ` (starts at ${deletion.executeAfter})`;
     case 'RUNNING':
-      return ` (round ${deletion.round}, ${deletion.chainsTotal} chains)`;
+      return ` (round ${deletion.round}, ${plural(Number(deletion.chainsTotal ?? 0), 'chain')})`;
     case 'COMPLETED':
-      return ` (${Number(deletion.objectsDeleted ?? 0).toLocaleString('en-US')} objects deleted, location verified empty)`;
+      return ` (${plural(Number(deletion.objectsDeleted ?? 0), 'object')} deleted, location verified empty)`;
     case 'FAILED': {
       const reason = deletion.reason as { code?: string } | undefined;
-      return reason?.code ? ` (${reason.code})` : ` (${deletion.failedObjects ?? 0} keys failed)`;
+      return reason?.code
+        ? ` (${reason.code})`
+        : ` (${plural(Number(deletion.failedObjects ?? 0), 'key')} failed)`;
     }
     default:
       return '';

@@ -3,7 +3,7 @@ import { type CertificateKey, verifyCertificate } from '../core/index.ts';
 import type { Command } from './args.ts';
 import { ApiError, type LetheClient } from './client.ts';
 import { EXIT, type ExitCode } from './exit-codes.ts';
-import { plural } from './format.ts';
+import { plural } from './progress.ts';
 import type { Output } from './status-line.ts';
 import { UsageError } from './values.ts';
 

@@ -1,13 +1,15 @@
 import type { DeletionReceipt, StreamView } from '../core/index.ts';
 import type { DeletionPage, StreamPage } from './client.ts';
 import { startsIn } from './countdown.ts';
-import { formatBytes, formatCount, formatDuration } from './progress.ts';
+import { formatBytes, formatCount, formatDuration, plural } from './progress.ts';
 
 const name = (view: { tenant: string; stream: string }) => `${view.tenant}/${view.stream}`;
 
-/** `1 day`, `30 days`, with the count as the progress lines print it. */
-export const plural = (count: number, noun: string) =>
-  `${formatCount(count)} ${noun}${count === 1 ? '' : 's'}`;
+export { plural } from './progress.ts';
+
+/** How long a deletion took: tenths of a second below one (a small one takes less), not `0s`. */
+const timeTaken = (ms: number) =>
+  ms < 1000 ? `${(Math.max(100, ms) / 1000).toFixed(1)}s` : formatDuration(ms);
 
 /** What a receipt deleted: a stream's incarnation, or its partitions before a day. */
 const subjectOf = (receipt: DeletionReceipt) =>
@@ -100,7 +102,7 @@ export function scheduledCommands(receipt: DeletionReceipt): string {
 export function receiptSummary(receipt: DeletionReceipt, wallNow = Date.now()): string {
   const what = subjectOf(receipt);
   const emptied = receipt.partitionsBefore ? 'those partitions' : 'location';
-  const amount = `${formatCount(receipt.objectsDeleted)} objects (${formatBytes(receipt.bytesDeleted)})`;
+  const amount = `${plural(receipt.objectsDeleted, 'object')} (${formatBytes(receipt.bytesDeleted)})`;
   let line: string;
   if (receipt.state === 'SCHEDULED') {
     line = `SCHEDULED ${what}: nothing deleted yet; the deletion starts at ${receipt.executeAfter}, ${startsIn(receipt.executeAfter, wallNow)}`;
@@ -109,7 +111,7 @@ export function receiptSummary(receipt: DeletionReceipt, wallNow = Date.now()): 
     line = `CANCELLED ${what}${when}: nothing was deleted`;
   } else if (receipt.state === 'COMPLETED') {
     const took = receipt.completedAt
-      ? ` in ${formatDuration(Date.parse(receipt.completedAt) - Date.parse(receipt.requestedAt))}`
+      ? ` in ${timeTaken(Date.parse(receipt.completedAt) - Date.parse(receipt.requestedAt))}`
       : '';
     line = `COMPLETED ${what}: ${amount} deleted${took}, ${emptied} verified empty`;
   } else if (receipt.state === 'FAILED') {

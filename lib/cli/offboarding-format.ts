@@ -99,7 +99,7 @@ export function offboardingProgressParts(view: OffboardingView, wallNow: number)
     `deletions ${deletionCounts(view, ' ')}`,
   ];
   if (view.state !== 'CANCELLED' || view.objectsDeleted > 0) {
-    parts.push(`${formatCount(view.objectsDeleted)} objects deleted`);
+    parts.push(`${plural(view.objectsDeleted, 'object')} deleted`);
   } else {
     parts.push('nothing was deleted');
   }

@@ -1,6 +1,6 @@
 import type { Estimate, PlanView } from '../core/index.ts';
 import { table } from './format.ts';
-import { formatBytes, formatCount, formatDuration } from './progress.ts';
+import { formatBytes, formatCount, formatDuration, plural } from './progress.ts';
 
 /** The states a plan ends in: its counts no longer change. */
 export const planHasEnded = (plan: Pick<PlanView, 'state'>) =>
@@ -90,7 +90,7 @@ export function planSummary(plan: PlanView): string {
 export function planProgressParts(plan: PlanView, elapsedMs: number): string[] {
   const parts = [
     plan.state,
-    `${formatCount(plan.objects)} objects counted (${formatBytes(plan.bytes)})`,
+    `${plural(plan.objects, 'object')} counted (${formatBytes(plan.bytes)})`,
     `elapsed ${formatDuration(elapsedMs)}`,
   ];
   return planHasEnded(plan) ? [...parts, `plan ${plan.planId}`] : parts;

@@ -19,6 +19,10 @@ const ENDED = new Set(['COMPLETED', 'FAILED', 'CANCELLED']);
 
 export const formatCount = (value: number) => Math.round(value).toLocaleString('en-US');
 
+/** `1 day`, `30 days`, with the count as the progress lines print it. */
+export const plural = (count: number, noun: string) =>
+  `${formatCount(count)} ${noun}${count === 1 ? '' : 's'}`;
+
 export function formatDuration(ms: number): string {
   const seconds = Math.max(0, Math.round(ms / 1000));
   if (seconds < 60) return `${seconds}s`;
@@ -93,8 +97,8 @@ function parts({ snapshot, elapsedMs, perSecond }: ProgressView): string[] {
   const { objectsDeleted, total } = snapshot;
   const count =
     total === undefined
-      ? `${formatCount(objectsDeleted)} objects deleted`
-      : `${formatCount(objectsDeleted)}/${formatCount(total)} objects deleted`;
+      ? `${plural(objectsDeleted, 'object')} deleted`
+      : `${formatCount(objectsDeleted)}/${plural(total, 'object')} deleted`;
   const named = snapshot.deletionId ? [`deletion ${snapshot.deletionId}`] : [];
   // Cancelled in its grace window: there never was anything to count.
   if (snapshot.state === 'CANCELLED') return [snapshot.state, 'nothing was deleted', ...named];

@@ -2,7 +2,7 @@ import type { Command } from './args.ts';
 import { ApiError, type LetheClient } from './client.ts';
 import { EXIT, type ExitCode } from './exit-codes.ts';
 import type { FollowContext } from './follow.ts';
-import { formatCount, RateMeter } from './progress.ts';
+import { formatCount, plural, RateMeter } from './progress.ts';
 import { type Output, StatusLine } from './status-line.ts';
 
 /** `lethe seed TENANT/STREAM`, its options applied. */
@@ -20,7 +20,7 @@ export function seedBatch(seq: number): Uint8Array {
 /** `seeded 1,234 of 5,000 objects (312/s)`; the rate once it is known. */
 export function seedProgress(stored: number, total: number, perSecond?: number): string {
   const rate = perSecond === undefined ? '' : ` (${formatCount(perSecond)}/s)`;
-  return `seeded ${formatCount(stored)} of ${formatCount(total)} objects${rate}`;
+  return `seeded ${formatCount(stored)} of ${plural(total, 'object')}${rate}`;
 }
 
 /** What a SeedReporter needs: where to write, a clock, the number of objects to store. */
@@ -148,7 +148,7 @@ export async function seed(command: SeedCommand, context: FollowContext): Promis
     reporter?.finish();
     stop?.();
   }
-  const count = `${formatCount(result.stored)} of ${formatCount(command.objects)} objects into ${ref}`;
+  const count = `${formatCount(result.stored)} of ${plural(command.objects, 'object')} into ${ref}`;
   if (result.failure) {
     context.stderr.write(`lethe: stopped after seeding ${count}\n`);
     throw result.failure.error;
@@ -161,7 +161,7 @@ export async function seed(command: SeedCommand, context: FollowContext): Promis
   context.stdout.write(
     context.json
       ? `${JSON.stringify({ objects: result.stored, tenant, stream })}\n`
-      : `seeded ${formatCount(result.stored)} objects into ${ref} (${view.location})\n`,
+      : `seeded ${plural(result.stored, 'object')} into ${ref} (${view.location})\n`,
   );
   return EXIT.ok;
 }

@@ -1,6 +1,6 @@
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
-import { plural } from '../cli/format.ts';
+import { plural } from '../cli/progress.ts';
 
 /**
  * The local stack's console: one concise line per deletion state change, from the table's

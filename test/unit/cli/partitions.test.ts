@@ -299,4 +299,20 @@ describe('a stream with partitions', () => {
       'acme/logs generation 1: 0 objects (0 B) deleted, location verified empty',
     );
   });
+
+  it('counts one object as one, and a deletion of less than a second in tenths', () => {
+    // Prepare: requested at 11:00:00.000, completed 480 ms later.
+    const quick = aReceipt({
+      state: 'COMPLETED',
+      objectsDeleted: 1,
+      bytesDeleted: 18,
+      requestedAt: '2026-03-01T11:00:00.000Z',
+      completedAt: '2026-03-01T11:00:00.480Z',
+    });
+
+    // Act & Assess
+    expect(receiptSummary(quick)).toContain(
+      'acme/logs generation 1: 1 object (18 B) deleted in 0.5s, location verified empty',
+    );
+  });
 });

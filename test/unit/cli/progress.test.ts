@@ -126,6 +126,18 @@ describe('a progress line', () => {
     expect(line).toBe('lethe: PENDING, 0/10 objects deleted, elapsed 0s');
   });
 
+  it('counts one object as one', () => {
+    const line = (total?: number) =>
+      renderPlainLine({
+        snapshot: { state: 'COMPLETED', objectsDeleted: 1, ...(total ? { total } : {}) },
+        elapsedMs: 0,
+        perSecond: undefined,
+      });
+
+    expect(line()).toBe('lethe: COMPLETED, 1 object deleted, elapsed 0s');
+    expect(line(1)).toBe('lethe: COMPLETED, 1/1 object deleted, elapsed 0s');
+  });
+
   it('names the deletion once it has ended, and not before', () => {
     // Prepare
     const view = (state: string) => ({

@@ -274,6 +274,7 @@ describe('the seed progress', () => {
   it('reads as a count of a total, with the rate once it is known', () => {
     expect(seedProgress(1_234, 5_000, 312.4)).toBe('seeded 1,234 of 5,000 objects (312/s)');
     expect(seedProgress(0, 5_000)).toBe('seeded 0 of 5,000 objects');
+    expect(seedProgress(0, 1)).toBe('seeded 0 of 1 object');
   });
 
   it('is redrawn in place on a TTY at most every 100 ms, always at the end, and cleared', () => {

@@ -248,7 +248,7 @@ describe('the lethe CLI against a local stack', () => {
     expect(result.stdout).toMatch(
       new RegExp(
         `^COMPLETED ${ref} generation 1: ${deleted.objects} objects \\(${formatBytes(deleted.bytes).replace('.', '\\.')}\\) ` +
-          `deleted in \\d+s, location verified empty \\(deletion ${deletionId}, attempts \\d+\\)\\n$`,
+          `deleted in [\\d.]+s, location verified empty \\(deletion ${deletionId}, attempts \\d+\\)\\n$`,
       ),
     );
     const progress = result.stderr.trimEnd().split('\n');
@@ -754,7 +754,7 @@ describe('the lethe CLI against a local stack', () => {
       expect(result.stdout).toMatch(
         new RegExp(
           `^COMPLETED ${ref} partitions before ${today}: 60 objects \\(${formatBytes(bytes).replace('.', '\\.')}\\) ` +
-            'deleted in \\d+s, those partitions verified empty \\(deletion [0-9a-f-]{36}, attempts \\d+\\)\\n$',
+            'deleted in [\\d.]+s, those partitions verified empty \\(deletion [0-9a-f-]{36}, attempts \\d+\\)\\n$',
         ),
       );
       expect(result.stderr.trimEnd().split('\n').at(-1)).toMatch(

@@ -3,9 +3,10 @@ import { saveCertificate, saveCertificateKey, type WriteOutput } from './certifi
 import { ApiError, type ApiResponse } from './client.ts';
 import { EXIT, type ExitCode } from './exit-codes.ts';
 import { type FollowContext, follow, settle } from './follow.ts';
-import { deletionTable, describeStream, plural, streamTable } from './format.ts';
+import { deletionTable, describeStream, streamTable } from './format.ts';
 import { ingestHints } from './hints.ts';
 import { dryRun, settlePlan } from './plans.ts';
+import { plural } from './progress.ts';
 import { seed } from './seed.ts';
 import { offboard, settleOffboarding } from './tenants.ts';
 

@@ -5,8 +5,6 @@ import { formatBytes, formatCount, formatDuration, plural } from './progress.ts'
 
 const name = (view: { tenant: string; stream: string }) => `${view.tenant}/${view.stream}`;
 
-export { plural } from './progress.ts';
-
 /** How long a deletion took: tenths of a second below one (a small one takes less), not `0s`. */
 const timeTaken = (ms: number) =>
   ms < 1000 ? `${(Math.max(100, ms) / 1000).toFixed(1)}s` : formatDuration(ms);

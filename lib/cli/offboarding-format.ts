@@ -1,7 +1,7 @@
 import { DELETION_STATES, type OffboardingView } from '../core/index.ts';
 import { renderCountdown, startsIn } from './countdown.ts';
-import { plural, table } from './format.ts';
-import { formatBytes, formatCount } from './progress.ts';
+import { table } from './format.ts';
+import { formatBytes, formatCount, plural } from './progress.ts';
 
 /** The states an offboarding ends in: it no longer changes. */
 export const offboardingHasEnded = (view: Pick<OffboardingView, 'state'>) =>

@@ -21,12 +21,12 @@ export const sampleSize = (pageSize: number) => Math.floor((RUN_FILL * pageSize)
  * for itself when children fill pages (a chain's pages list and delete in parallel with the
  * others); a chain per child of a few keys pays a chain's bookkeeping for a fraction of a page.
  * So small children are taken in contiguous runs, each about a page, judged by the first keys
- * of the whole location (`sample`, `sampleSize` of them): the keys per child prefix they hold. A run is a key
- * range of the location: from its first child to the next run's first child, so the runs
- * together cover every key of the location, those directly under it included. The sample
- * sees only the first children: a run whose page comes back full and still inside its range
- * hands half of the children left to a new chain (`PageWorker`, `ChainStore.split`), so a
- * guess too large costs a few splits, not a serial deletion.
+ * of the whole location (`sample`, `sampleSize` of them): the keys per child prefix they
+ * hold. A run is a key range of the location: from its first child to the next run's first
+ * child, so the runs together cover every key of the location, those directly under it
+ * included. The sample sees only the first children: a run whose page comes back full and
+ * still inside its range hands half of the children left to a new chain (`PageWorker`,
+ * `ChainStore.split`), so a guess too large costs a few splits, not a serial deletion.
  */
 export function chainsOver(
   location: string,

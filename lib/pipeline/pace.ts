@@ -86,10 +86,13 @@ export function nextSlot(chain: Paced, keys: number, now: number): number | unde
   return Math.max(now, chain.nextAt ?? 0) + slotMs(chain.pace, keys);
 }
 
+/** The share of its pace an admitted page adds: a ramp until a paced refusal, then a probe. */
+const riseShare = (chain: Paced) => (chain.ceiling === undefined ? PACE.rampUp : PACE.probe);
+
 /** What an admitted page adds to the chain's pace. */
 export function paceRise(chain: Paced): number {
   if (chain.pace === undefined) return 0;
-  return chain.pace * (chain.ceiling === undefined ? PACE.rampUp : PACE.probe);
+  return chain.pace * riseShare(chain);
 }
 
 /** What the chain knows after S3 refused one of its pages at `now`. */
@@ -116,10 +119,9 @@ export function afterRefusal(
   let pace: number;
   let ceiling: number | undefined;
   if (chain.pace !== undefined) {
-    const probing = chain.ceiling !== undefined;
-    const rise = 1 + (probing ? PACE.probe : PACE.rampUp);
+    const rise = 1 + riseShare(chain);
     ceiling = chain.pace / rise;
-    pace = (ceiling / rise) * (probing ? PACE.cut : PACE.firstCut);
+    pace = (ceiling / rise) * (chain.ceiling === undefined ? PACE.firstCut : PACE.cut);
   } else {
     const ran = chain.startedAt === undefined ? 0 : now - chain.startedAt;
     const kept = (chain.objectsDeleted * 1000) / (ran + PACE.burstMs);

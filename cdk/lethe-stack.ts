@@ -1,37 +1,22 @@
-import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
+import { Duration, Stack, type StackProps } from 'aws-cdk-lib';
 import type { RestApi } from 'aws-cdk-lib/aws-apigateway';
-import {
-  AttributeType,
-  BillingMode,
-  ProjectionType,
-  StreamViewType,
-  Table,
-  TableEncryption,
-} from 'aws-cdk-lib/aws-dynamodb';
-import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
-import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
+import type { Table } from 'aws-cdk-lib/aws-dynamodb';
 import type { PolicyStatement } from 'aws-cdk-lib/aws-iam';
-import { FilterCriteria, FilterRule, StartingPosition } from 'aws-cdk-lib/aws-lambda';
-import { DynamoEventSource, SqsDlq, SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
-import {
-  BlockPublicAccess,
-  Bucket,
-  BucketEncryption,
-  type IBucket,
-  ObjectOwnership,
-} from 'aws-cdk-lib/aws-s3';
-import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
+import type { IBucket } from 'aws-cdk-lib/aws-s3';
+import type { Queue } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
-import { LIST_INDEX, SWEEP_INDEX, TTL_ATTRIBUTE } from '../lib/store/layout.ts';
 import { DEFAULTS, MAX_GRACE_SECONDS } from '../lib/support/config.ts';
 import { CertificateKey } from './certificate-key.ts';
 import { grantDataAccess, grantListData } from './data-access.ts';
+import { dispatchFrom, sweepEvery, workFrom } from './event-sources.ts';
 import { LetheFunction } from './lethe-function.ts';
 import { LetheMonitoring } from './monitoring.ts';
 import { acknowledgeNagFindings } from './nag-suppressions.ts';
+import { addOutputs } from './outputs.ts';
 import { Plans } from './plans.ts';
 import { letheRestApi } from './rest-api.ts';
 import { StateEvents } from './state-events.ts';
+import { dataBucket, tombstoneTable, workQueues } from './storage.ts';
 import { TenantAccess, tenantInvokeStatements } from './tenant-access.ts';
 
 export interface LetheStackProps extends StackProps {
@@ -75,13 +60,6 @@ export interface LetheStackProps extends StackProps {
 }
 
 const WORKER_TIMEOUT = Duration.seconds(60);
-/**
- * Stream records per dispatcher invocation. A tenant's deletions share one partition key, so
- * Lambda hands them to the dispatcher in order, one batch at a time (a parallelization factor
- * would not spread them); the records of one batch dispatch side by side. 40 deletions asked
- * at once were four batches of 10 one after another.
- */
-export const DISPATCH_BATCH_SIZE = 100;
 
 /** Lethe: the API, the tombstone table, the work queue and the four functions. */
 export class LetheStack extends Stack {
@@ -126,65 +104,15 @@ export class LetheStack extends Stack {
     const sweepInterval = Duration.minutes(props.sweepIntervalMinutes ?? 5);
     const dataKeys = `${dataRoot}/*`;
 
-    this.table = new Table(this, 'Table', {
-      partitionKey: { name: 'pk', type: AttributeType.STRING },
-      sortKey: { name: 'sk', type: AttributeType.STRING },
-      billingMode: BillingMode.PAY_PER_REQUEST,
-      // New images for the dispatcher; old ones too, so the publisher can tell a change of a
-      // deletion's state from any other write to it.
-      stream: StreamViewType.NEW_AND_OLD_IMAGES,
-      pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
-      encryption: TableEncryption.AWS_MANAGED,
-      timeToLiveAttribute: TTL_ATTRIBUTE,
-      removalPolicy: RemovalPolicy.RETAIN,
+    this.table = tombstoneTable(this);
+    this.bucket = dataBucket(this, props.bucketName);
+    const queues = workQueues(this, {
+      workerTimeout: WORKER_TIMEOUT,
+      maxReceiveCount: props.maxReceiveCount ?? 5,
     });
-    this.table.addGlobalSecondaryIndex({
-      indexName: SWEEP_INDEX,
-      partitionKey: { name: 'sweepPk', type: AttributeType.STRING },
-      sortKey: { name: 'sweepSk', type: AttributeType.STRING },
-      projectionType: ProjectionType.ALL,
-    });
-    // A tenant's deletions, newest first. Keys and the state only: a state filter reads the
-    // index, the page's items are then read whole, and writes that keep the state (progress,
-    // heartbeats) never touch the index.
-    this.table.addGlobalSecondaryIndex({
-      indexName: LIST_INDEX,
-      partitionKey: { name: 'listPk', type: AttributeType.STRING },
-      sortKey: { name: 'listSk', type: AttributeType.STRING },
-      projectionType: ProjectionType.INCLUDE,
-      nonKeyAttributes: ['state', 'tenant', 'deletionId'],
-    });
-
-    this.bucket = props.bucketName
-      ? Bucket.fromBucketName(this, 'Data', props.bucketName)
-      : new Bucket(this, 'Data', {
-          blockPublicAccess: BlockPublicAccess.BLOCK_ALL,
-          encryption: BucketEncryption.S3_MANAGED,
-          enforceSSL: true,
-          objectOwnership: ObjectOwnership.BUCKET_OWNER_ENFORCED,
-          removalPolicy: RemovalPolicy.RETAIN,
-        });
-
-    this.deadLetterQueue = new Queue(this, 'WorkDeadLetters', {
-      encryption: QueueEncryption.SQS_MANAGED,
-      enforceSSL: true,
-      retentionPeriod: Duration.days(14),
-    });
-    this.workQueue = new Queue(this, 'Work', {
-      encryption: QueueEncryption.SQS_MANAGED,
-      enforceSSL: true,
-      // Lambda's guidance: at least six times the function timeout.
-      visibilityTimeout: Duration.seconds(WORKER_TIMEOUT.toSeconds() * 6),
-      deadLetterQueue: {
-        queue: this.deadLetterQueue,
-        maxReceiveCount: props.maxReceiveCount ?? 5,
-      },
-    });
-    this.dispatchFailures = new Queue(this, 'DispatchFailures', {
-      encryption: QueueEncryption.SQS_MANAGED,
-      enforceSSL: true,
-      retentionPeriod: Duration.days(14),
-    });
+    this.workQueue = queues.work;
+    this.deadLetterQueue = queues.deadLetters;
+    this.dispatchFailures = queues.dispatchFailures;
 
     const api = new LetheFunction(this, 'Api', { entry: 'functions/api.ts' });
     const dispatcher = new LetheFunction(this, 'Dispatcher', {
@@ -259,50 +187,9 @@ export class LetheStack extends Stack {
       ).configure('maxAttempts', props.maxAttempts ?? DEFAULTS.maxAttempts);
     }
 
-    worker.function.addEventSource(
-      new SqsEventSource(this.workQueue, {
-        batchSize: 5,
-        reportBatchItemFailures: true,
-        maxConcurrency: props.workerConcurrency ?? 20,
-      }),
-    );
-    dispatcher.function.addEventSource(
-      new DynamoEventSource(this.table, {
-        startingPosition: StartingPosition.TRIM_HORIZON,
-        batchSize: DISPATCH_BATCH_SIZE,
-        bisectBatchOnError: true,
-        retryAttempts: 5,
-        reportBatchItemFailures: true,
-        onFailure: new SqsDlq(this.dispatchFailures),
-        // Only deletions that are (again) waiting to be dispatched; progress writes are not.
-        filters: [
-          FilterCriteria.filter({
-            eventName: FilterRule.or('INSERT', 'MODIFY'),
-            dynamodb: {
-              NewImage: {
-                type: { S: FilterRule.or('DELETION', 'PLAN') },
-                state: { S: FilterRule.isEqual('PENDING') },
-              },
-            },
-          }),
-          // A tenant offboarding's fan-out: each step's write asks for the next one.
-          FilterCriteria.filter({
-            eventName: FilterRule.or('INSERT', 'MODIFY'),
-            dynamodb: {
-              NewImage: {
-                type: { S: FilterRule.isEqual('OFFBOARDING') },
-                state: { S: FilterRule.isEqual('RUNNING') },
-                fannedOut: { BOOL: FilterRule.isEqual(false) },
-              },
-            },
-          }),
-        ],
-      }),
-    );
-    new Rule(this, 'SweepSchedule', {
-      schedule: Schedule.rate(sweepInterval),
-      targets: [new LambdaFunction(sweeper.function)],
-    });
+    workFrom(worker, this.workQueue, props.workerConcurrency ?? 20);
+    dispatchFrom(dispatcher, this.table, this.dispatchFailures);
+    sweepEvery(this, sweeper, sweepInterval);
 
     const apiLogging = props.apiLogging ?? true;
     this.api = letheRestApi(this, 'HttpApi', { handler: api.function, logging: apiLogging });
@@ -324,25 +211,7 @@ export class LetheStack extends Stack {
     this.tenantAccess = new TenantAccess(this, 'TenantAccess', { api: this.api });
     acknowledgeNagFindings(this, { apiLogging });
 
-    new CfnOutput(this, 'ApiUrl', { value: this.api.url });
-    new CfnOutput(this, 'BucketName', { value: this.bucket.bucketName });
-    new CfnOutput(this, 'TableName', { value: this.table.tableName });
-    new CfnOutput(this, 'WorkQueueUrl', { value: this.workQueue.queueUrl });
-    new CfnOutput(this, 'DeadLetterQueueUrl', { value: this.deadLetterQueue.queueUrl });
-    new CfnOutput(this, 'DispatchFailuresQueueUrl', { value: this.dispatchFailures.queueUrl });
-    new CfnOutput(this, 'EventBusName', { value: this.events.bus.eventBusName });
-    new CfnOutput(this, 'PlanQueueUrl', { value: this.plans.queue.queueUrl });
-    new CfnOutput(this, 'PlanDeadLetterQueueUrl', { value: this.plans.deadLetterQueue.queueUrl });
-    new CfnOutput(this, 'CertificateKeyArn', { value: this.certificateKey.key.keyArn });
-    new CfnOutput(this, 'PublishFailuresQueueUrl', { value: this.events.failures.queueUrl });
-    new CfnOutput(this, 'DashboardName', { value: this.monitoring.dashboard.dashboardName });
-    new CfnOutput(this, 'TenantInvokePolicyArn', {
-      description: `Attach to a principal tagged lethe-tenant=<tenant>: it may call only that tenant's routes`,
-      value: this.tenantAccess.policy.managedPolicyArn,
-    });
-    if (this.monitoring.topic) {
-      new CfnOutput(this, 'AlarmTopicArn', { value: this.monitoring.topic.topicArn });
-    }
+    addOutputs(this);
   }
 
   /** For one role per tenant: statements that let a principal call only this tenant's routes. */

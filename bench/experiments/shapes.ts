@@ -58,10 +58,10 @@ const stack = await LocalStack.start({
   wrapClients: (clients) => counter.attach(clients),
 });
 const api = apiClient(stack.url);
-// SHAPES_TRACE=1: a line per call the stack makes (a small deletion's calls, in order).
+// SHAPES_TRACE=1: a line per call the stack makes, as it ends: its start and its duration (s).
 if (process.env.SHAPES_TRACE) {
   const t0 = performance.now();
-  counter.observe(({ service, command, input }) => {
+  counter.observe(({ service, command, input, ms }) => {
     const i = input as Record<string, unknown>;
     const brief = JSON.stringify(
       i.Key ?? i.TransactItems ?? i.KeyConditionExpression ?? i.Prefix ?? '',
@@ -70,7 +70,7 @@ if (process.env.SHAPES_TRACE) {
       .slice(0, 150);
     const what = String(i.UpdateExpression ?? i.ConditionExpression ?? '').slice(0, 60);
     console.log(
-      `${((performance.now() - t0) / 1000).toFixed(3)} ${service} ${command} ${brief} ${what}`,
+      `${((performance.now() - ms - t0) / 1000).toFixed(3)} +${(ms / 1000).toFixed(3)} ${service} ${command} ${brief} ${what}`,
     );
   });
 }

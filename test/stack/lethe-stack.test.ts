@@ -1,6 +1,6 @@
 import { Capture, Match } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
-import { DISPATCH_BATCH_SIZE } from '../../cdk/lethe-stack.ts';
+import { DISPATCH_BATCH_SIZE } from '../../cdk/event-sources.ts';
 import { ROUTES } from '../../lib/api/routes.ts';
 import { ENV } from '../../lib/support/index.ts';
 import { allowedActions, allowStatements, allows, roleId } from './iam.ts';

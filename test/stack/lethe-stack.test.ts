@@ -452,3 +452,26 @@ describe('bucket versioning', () => {
     },
   );
 });
+
+describe('stateful resources', () => {
+  // A changed logical ID makes CloudFormation replace the resource: a new table has none of the
+  // tombstones and receipts, a new queue none of the work. Moving a construct in the code
+  // (another file, another parent) must keep these.
+  it.each([
+    ['TableCD117FA1', 'AWS::DynamoDB::Table'],
+    ['Data666C94C7', 'AWS::S3::Bucket'],
+    ['WorkBF636A8B', 'AWS::SQS::Queue'],
+    ['WorkDeadLetters429E96E8', 'AWS::SQS::Queue'],
+    ['DispatchFailures307D4E2D', 'AWS::SQS::Queue'],
+    ['PlansPages6BC101FC', 'AWS::SQS::Queue'],
+    ['PlansDeadLettersC2A9FAC0', 'AWS::SQS::Queue'],
+    ['EventsPublishFailuresC403B9DB', 'AWS::SQS::Queue'],
+    ['CertificatesKeyD37B64AC', 'AWS::KMS::Key'],
+  ])('keeps the logical ID %s (%s)', (id, type) => {
+    // Act
+    const resource = resourceById(defaults.template, id);
+
+    // Assess
+    expect(resource.Type).toBe(type);
+  });
+});

@@ -108,8 +108,10 @@ export function receiptSummary(receipt: DeletionReceipt, wallNow = Date.now()): 
     const when = receipt.cancelledAt ? ` at ${receipt.cancelledAt}` : '';
     line = `CANCELLED ${what}${when}: nothing was deleted`;
   } else if (receipt.state === 'COMPLETED') {
+    // From its start: a deletion that waited out a grace window took the time after it.
+    const started = receipt.executeAfter ?? receipt.requestedAt;
     const took = receipt.completedAt
-      ? ` in ${timeTaken(Date.parse(receipt.completedAt) - Date.parse(receipt.requestedAt))}`
+      ? ` in ${timeTaken(Date.parse(receipt.completedAt) - Date.parse(started))}`
       : '';
     line = `COMPLETED ${what}: ${amount} deleted${took}, ${emptied} verified empty`;
   } else if (receipt.state === 'FAILED') {
@@ -123,5 +125,8 @@ export function receiptSummary(receipt: DeletionReceipt, wallNow = Date.now()): 
   const details = (receipt.failures ?? []).map(
     (failure) => `  ${failure.code}${failure.key ? ` ${failure.key}` : ''}: ${failure.message}`,
   );
-  return `${[`${line} (deletion ${receipt.deletionId}, attempts ${receipt.attempts})`, ...details].join('\n')}\n`;
+  // A deletion that never started has made no attempt, whatever its count is ready for.
+  const started = receipt.state !== 'SCHEDULED' && receipt.state !== 'CANCELLED';
+  const attempts = started ? `, attempts ${receipt.attempts}` : '';
+  return `${[`${line} (deletion ${receipt.deletionId}${attempts})`, ...details].join('\n')}\n`;
 }

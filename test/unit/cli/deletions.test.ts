@@ -46,7 +46,7 @@ describe('lethe delete --grace', () => {
     expect(api.sent.map(line)).toEqual([`DELETE ${BASE}/streams/logs?graceSeconds=86400`]);
     expect(stdout.text()).toBe(
       [
-        `SCHEDULED acme/logs generation 1: nothing deleted yet; the deletion starts at 2026-03-02T11:00:00.000Z, in 23h 59m (deletion ${DELETION_ID}, attempts 0)`,
+        `SCHEDULED acme/logs generation 1: nothing deleted yet; the deletion starts at 2026-03-02T11:00:00.000Z, in 23h 59m (deletion ${DELETION_ID})`,
         `cancel it:    lethe deletions cancel acme ${DELETION_ID}`,
         `start it now: lethe deletions expedite acme ${DELETION_ID}`,
         `follow it:    lethe deletions get acme ${DELETION_ID}`,
@@ -115,7 +115,7 @@ describe('lethe delete --grace', () => {
       `lethe: CANCELLED, nothing was deleted, deletion ${DELETION_ID}`,
     );
     expect(stdout.text()).toBe(
-      `CANCELLED acme/logs generation 1 at 2026-03-01T11:00:10.000Z: nothing was deleted (deletion ${DELETION_ID}, attempts 0)\n`,
+      `CANCELLED acme/logs generation 1 at 2026-03-01T11:00:10.000Z: nothing was deleted (deletion ${DELETION_ID})\n`,
     );
   });
 
@@ -233,7 +233,7 @@ describe('lethe deletions cancel', () => {
     expect(result.code).toBe(0);
     expect(result.sent.map(line)).toEqual([`POST ${BASE}/deletions/${DELETION_ID}/cancel`]);
     expect(result.stdout).toBe(
-      `CANCELLED acme/logs generation 1 at 2026-03-01T11:00:30.000Z: nothing was deleted (deletion ${DELETION_ID}, attempts 0)\n` +
+      `CANCELLED acme/logs generation 1 at 2026-03-01T11:00:30.000Z: nothing was deleted (deletion ${DELETION_ID})\n` +
         'acme/logs is ACTIVE again, its data untouched\n',
     );
   });
@@ -302,6 +302,24 @@ describe('lethe deletions expedite', () => {
       `GET ${BASE}/deletions/${DELETION_ID}`,
     ]);
     expect(stdout.text()).toMatch(/^COMPLETED acme\/logs generation 1: 3 objects/);
+  });
+
+  it('says how long the deletion took from its start, not from the request that scheduled it', async () => {
+    // Prepare: asked at 11:00 with a grace window, expedited at 11:40, done 8 seconds later.
+    const done = aReceipt({
+      state: 'COMPLETED',
+      objectsDeleted: 3,
+      requestedAt: REQUESTED,
+      executeAfter: '2026-03-01T11:40:00.000Z',
+      completedAt: '2026-03-01T11:40:08.000Z',
+    });
+
+    // Act
+    const result = await lethe(['deletions', 'get', 'acme', DELETION_ID], () => ok(done));
+
+    // Assess
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain('3 objects (0 B) deleted in 8s, location verified empty');
   });
 });
 

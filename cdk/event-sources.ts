@@ -23,9 +23,9 @@ export function workFrom(worker: LetheFunction, queue: IQueue, maxConcurrency: n
 }
 
 /**
- * The dispatcher reads the table's stream, filtered to the writes that ask for dispatch: a
- * deletion or plan (again) PENDING, and an offboarding whose next step is not fanned out yet.
- * Progress writes never invoke it.
+ * The dispatcher reads the table's stream, filtered to the writes that ask for it: a deletion
+ * or plan (again) PENDING, a deletion's move to COMPLETED, and an offboarding whose next step
+ * is not fanned out yet. Progress writes never invoke it.
  */
 export function dispatchFrom(dispatcher: LetheFunction, table: ITable, failures: IQueue) {
   dispatcher.function.addEventSource(
@@ -44,6 +44,17 @@ export function dispatchFrom(dispatcher: LetheFunction, table: ITable, failures:
               type: { S: FilterRule.or('DELETION', 'PLAN') },
               state: { S: FilterRule.isEqual('PENDING') },
             },
+          },
+        }),
+        // A deletion that has just COMPLETED, counted towards its tenant's offboarding.
+        FilterCriteria.filter({
+          eventName: FilterRule.isEqual('MODIFY'),
+          dynamodb: {
+            NewImage: {
+              type: { S: FilterRule.isEqual('DELETION') },
+              state: { S: FilterRule.isEqual('COMPLETED') },
+            },
+            OldImage: { state: { S: FilterRule.notEquals('COMPLETED') } },
           },
         }),
         // A tenant offboarding's fan-out: each step's write asks for the next one.

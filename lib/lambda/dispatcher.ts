@@ -42,8 +42,22 @@ const OffboardingImage = z.object({
   fannedOut: z.literal(false),
 });
 
+/** A deletion that has just COMPLETED: counted towards its tenant's offboarding, if any. */
+const CompletedImage = z.object({
+  type: z.literal('DELETION'),
+  tenant: z.string().regex(NAME_PATTERN),
+  deletionId: z.uuid(),
+  state: z.literal('COMPLETED'),
+  stream: z.string(),
+});
+
 type Pending =
   | { kind: 'offboarding'; ref: { tenant: string; offboardingId: string }; keys: object }
+  | {
+      kind: 'completed';
+      ref: { tenant: string; stream: string; deletionId: string };
+      keys: object;
+    }
   | { kind: 'deletion'; ref: { tenant: string; deletionId: string; round: number }; keys: object }
   | { kind: 'plan'; ref: { tenant: string; planId: string }; keys: object };
 
@@ -64,6 +78,14 @@ function pendingWorkOf(record: DynamoDBRecord): Pending {
     const { tenant, planId, stream } = plan.data;
     return { kind: 'plan', ref: { tenant, planId }, keys: keysOf({ tenant, stream }) };
   }
+  if (item.type === 'DELETION' && item.state === 'COMPLETED') {
+    const completed = CompletedImage.safeParse(item);
+    if (!completed.success) {
+      throw new InvalidMessageError(`not a completed deletion: ${completed.error}`);
+    }
+    const { tenant, stream, deletionId } = completed.data;
+    return { kind: 'completed', ref: { tenant, stream, deletionId }, keys: keysOf(completed.data) };
+  }
   const result = DeletionImage.safeParse(item);
   if (!result.success) throw new InvalidMessageError(`not a pending deletion: ${result.error}`);
   const { tenant, deletionId, round } = result.data;
@@ -72,15 +94,17 @@ function pendingWorkOf(record: DynamoDBRecord): Pending {
 
 /**
  * Dispatcher: each new (or re-opened) deletion on the table's stream is laid out and fanned
- * out, and so is each new plan (a dry run, through the planner and its own queue). Failures are reported per record, so Lambda retries from the failed one, bisects, and
- * finally hands the record to the on-failure destination.
+ * out, and so is each new plan (a dry run, through the planner and its own queue); each step
+ * of a tenant offboarding is taken, and each deletion that completes is counted towards its
+ * tenant's offboarding. Failures are reported per record, so Lambda retries from the failed
+ * one, bisects, and finally hands the record to the on-failure destination.
  */
 export const dispatcherHandler =
   (
     dispatcher: Pick<Dispatcher, 'dispatch'>,
     telemetry: Telemetry,
     planner?: Pick<Planner, 'start'>,
-    offboarder?: Pick<Offboarder, 'fanOut'>,
+    offboarder?: Pick<Offboarder, 'fanOut' | 'deletionCompleted'>,
   ) =>
   async (event: DynamoDBStreamEvent, context?: Context) =>
     telemetry.invocation(context, {}, () =>
@@ -107,6 +131,14 @@ export const dispatcherHandler =
                 if (!offboarder) throw new Error('this dispatcher was built without an offboarder');
                 const outcome = await offboarder.fanOut(pending.ref);
                 telemetry.logger.info('offboarding step', { ...pending.ref, outcome });
+                return;
+              }
+              if (pending.kind === 'completed') {
+                if (!offboarder) throw new Error('this dispatcher was built without an offboarder');
+                const outcome = await offboarder.deletionCompleted(pending.ref);
+                if (outcome !== 'not-linked') {
+                  telemetry.logger.info('offboarding counted a deletion', { outcome });
+                }
                 return;
               }
               if (pending.kind === 'plan') {

@@ -14,7 +14,16 @@ import type { DeletionStore, OffboardingStore, StreamStore } from '../store/inde
 export interface OffboarderOptions {
   readonly offboardings: Pick<
     OffboardingStore,
-    'get' | 'link' | 'linkItems' | 'links' | 'relink' | 'advance' | 'complete' | 'settleCancel'
+    | 'get'
+    | 'link'
+    | 'linkItems'
+    | 'links'
+    | 'relink'
+    | 'advance'
+    | 'complete'
+    | 'settleCancel'
+    | 'countCompleted'
+    | 'completedCount'
   >;
   readonly streams: Pick<StreamStore, 'listAfter'>;
   readonly deletions: Pick<DeletionStore, 'request' | 'getMany' | 'cancel'>;
@@ -30,8 +39,11 @@ const SETTLE_AFTER_MS = 120_000;
  * A tenant's offboarding, driven by its own writes: each fan-out step takes one page of the
  * tenant's streams in (a deletion each, with the offboarding's grace window; streams being
  * deleted already are taken in as they are) and records how far it got, and that write reaches
- * the dispatcher as the next step. No invocation walks all of a tenant's streams. The sweeper
- * completes an offboarding whose deletions have all completed, and finishes cancelling one.
+ * the dispatcher as the next step. No invocation walks all of a tenant's streams. Each of its
+ * deletions is counted as it completes (`deletionCompleted`, from the dispatcher), and the
+ * count reaching the streams taken in completes the offboarding at once; the sweeper completes
+ * one whose count fell short (a deletion that completed before it was linked), and finishes
+ * cancelling one.
  */
 interface Linked {
   link: OffboardingLink;
@@ -73,7 +85,40 @@ export class Offboarder {
       if (!created) await this.#offboardings.link(seen, stream.stream, deletion.deletionId);
     }
     // The write that records the step is the next step's trigger (or ends the fan-out).
-    return (await this.#offboardings.advance(seen, page.lastRead)) ? 'advanced' : 'stale';
+    if (!(await this.#offboardings.advance(seen, page.lastRead))) return 'stale';
+    // The last step: its deletions may all have completed while it took streams in.
+    if (page.lastRead === undefined) await this.#completeIfCounted(seen.tenant);
+    return 'advanced';
+  }
+
+  /**
+   * A deletion COMPLETED: if the tenant's offboarding under way took it in, it is counted, once,
+   * and the offboarding completes when that was the last one. One read for any other deletion.
+   */
+  async deletionCompleted(
+    deletion: Pick<DeletionRecord, 'tenant' | 'stream' | 'deletionId'>,
+  ): Promise<'not-linked' | 'completed' | 'running'> {
+    const offboarding = await this.#offboardings.get(deletion.tenant);
+    if (offboarding?.state !== 'RUNNING') return 'not-linked';
+    const counted = await this.#offboardings.countCompleted(
+      offboarding,
+      deletion.stream,
+      deletion.deletionId,
+    );
+    if (!counted) return 'not-linked';
+    return (await this.#completeIfCounted(deletion.tenant)) === 'completed'
+      ? 'completed'
+      : 'running';
+  }
+
+  /** Looks at the offboarding (reading every deletion) only once its count says all are done. */
+  async #completeIfCounted(tenant: string) {
+    const offboarding = await this.#offboardings.get(tenant);
+    if (offboarding?.state !== 'RUNNING' || !offboarding.fannedOut) return 'running';
+    if ((await this.#offboardings.completedCount(offboarding)) < offboarding.streams) {
+      return 'running';
+    }
+    return this.refresh(offboarding);
   }
 
   /** The sweeper's look at an offboarding under way. */

@@ -62,6 +62,11 @@ export const keys = {
     pk: `OFFBOARDING#${offboardingId}`,
     sk: `STREAM#${stream}`,
   }),
+  /** How many of an offboarding's deletions have completed (an item apart from the offboarding's). */
+  offboardingCompleted: (offboardingId: string): ItemKey => ({
+    pk: `OFFBOARDING#${offboardingId}`,
+    sk: 'COMPLETED',
+  }),
   offboardingLinksOf: (offboardingId: string) => ({
     pk: `OFFBOARDING#${offboardingId}`,
     skPrefix: 'STREAM#',

@@ -95,6 +95,44 @@ export class OffboardingStore {
   }
 
   /**
+   * Counts a deletion it took in that has COMPLETED, once: the link is marked and the count
+   * moves in one transaction, conditional on the link naming this deletion and not being marked
+   * yet. False when the deletion is not (or no longer) linked to this offboarding, or was
+   * counted before: a repeated stream record counts nothing twice. The count is an item of its
+   * own: a write to the offboarding item during its fan-out would ask for a fan-out step.
+   */
+  async countCompleted(
+    offboarding: Pick<OffboardingRecord, 'offboardingId'>,
+    stream: string,
+    deletionId: string,
+  ): Promise<boolean> {
+    const linked = equals('deletionId', deletionId);
+    const result = await this.#table.transact([
+      this.#table.updateItem(keys.offboardingLink(offboarding.offboardingId, stream), {
+        update: 'SET completed = :true',
+        values: { ':true': true },
+        condition: {
+          ...linked,
+          expression: `${linked.expression} AND attribute_not_exists(completed)`,
+        },
+      }),
+      this.#table.updateItem(keys.offboardingCompleted(offboarding.offboardingId), {
+        update: 'ADD deletions :one',
+        values: { ':one': 1 },
+      }),
+    ]);
+    return result.ok;
+  }
+
+  /** Its deletions counted as COMPLETED so far (`countCompleted`). */
+  async completedCount(offboarding: Pick<OffboardingRecord, 'offboardingId'>): Promise<number> {
+    const count = await this.#table.read<{ deletions?: number }>(
+      keys.offboardingCompleted(offboarding.offboardingId),
+    );
+    return count?.deletions ?? 0;
+  }
+
+  /**
    * Points a stream's link at the deletion that replaced a cancelled one (the stream's
    * deletion was cancelled under the offboarding, e.g. by an offboarding cancelled just before
    * this one). Conditional on the link still naming `from`: a repeat changes nothing.

@@ -209,3 +209,49 @@ describe.skipIf(process.env.LETHE_TEST_API_URL)('tenant offboarding', () => {
     expect(reply).toMatchObject({ status: 404, body: { error: { code: 'TenantNotFound' } } });
   });
 });
+
+describe.skipIf(process.env.LETHE_TEST_API_URL)('tenant offboarding, between sweeps', () => {
+  let target: TestTarget;
+  let api: ApiClient;
+
+  beforeAll(async () => {
+    // A sweep an hour: only the completions of its deletions can complete the offboarding.
+    target = await startTarget({ sweepIntervalSeconds: 3600 });
+    api = apiClient(target.baseUrl);
+  });
+  afterAll(async () => {
+    await target?.stop();
+  });
+
+  it('completes as its last deletion completes, not at the next sweep', async () => {
+    // Arrange: a tenant of three streams, one with data
+    const name = `o${randomUUID().slice(0, 8)}`;
+    const { body } = await api.create(name, 'data');
+    const where = parseLocation(String(body.location));
+    await seedObjects(target.s3, where.bucket, partitionedObjects(where.prefix, 12, 3));
+    await api.create(name, 'empty-1');
+    await api.create(name, 'empty-2');
+
+    // Act
+    const reply = await api.call<OffboardingView>('DELETE', `/v1/tenants/${name}`);
+    const done = await waitFor(
+      'the offboarding to complete',
+      async () => {
+        const view = (await api.call<OffboardingView>('GET', `/v1/tenants/${name}/offboarding`))
+          .body;
+        return view.state === 'COMPLETED' ? view : undefined;
+      },
+      120_000,
+      250,
+    );
+
+    // Assess
+    expect(reply.status).toBe(202);
+    expect(done).toMatchObject({
+      streams: 3,
+      deletionStates: { COMPLETED: 3 },
+      objectsDeleted: 12,
+    });
+    expect((await listAll(target.s3, where.bucket, where.prefix)).size).toBe(0);
+  });
+});

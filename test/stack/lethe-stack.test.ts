@@ -134,24 +134,32 @@ describe('dispatcher event source', () => {
     });
   });
 
-  it('lets through only PENDING deletions and plans, and offboarding steps, on INSERT and MODIFY', () => {
+  it('lets through only PENDING deletions and plans, completions, and offboarding steps', () => {
     // Act
-    const first = new Capture();
-    const second = new Capture();
+    const captures = [new Capture(), new Capture(), new Capture()];
     template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
       FunctionName: dispatcher(),
-      FilterCriteria: { Filters: [{ Pattern: first }, { Pattern: second }] },
+      FilterCriteria: { Filters: captures.map((pattern) => ({ Pattern: pattern })) },
     });
-    const patterns = [first, second].map(
+    const patterns = captures.map(
       (pattern) => JSON.parse(pattern.asString()) as { eventName: string[] },
     );
 
     // Assess
-    for (const { eventName } of patterns) {
-      expect([...eventName].sort()).toEqual(['INSERT', 'MODIFY']);
-    }
+    expect(patterns.map(({ eventName }) => [...eventName].sort())).toEqual([
+      ['INSERT', 'MODIFY'],
+      ['MODIFY'],
+      ['INSERT', 'MODIFY'],
+    ]);
     expect(patterns.map(({ eventName: _, ...rest }) => rest)).toEqual([
       { dynamodb: { NewImage: { type: { S: ['DELETION', 'PLAN'] }, state: { S: ['PENDING'] } } } },
+      // The move to COMPLETED only: a later write to a completed deletion is not one.
+      {
+        dynamodb: {
+          NewImage: { type: { S: ['DELETION'] }, state: { S: ['COMPLETED'] } },
+          OldImage: { state: { S: [{ 'anything-but': ['COMPLETED'] }] } },
+        },
+      },
       {
         dynamodb: {
           NewImage: {

@@ -57,6 +57,28 @@ describe('dispatcherHandler, a batch of stream records', () => {
     ]);
   });
 
+  it("counts a COMPLETED deletion towards its tenant's offboarding, and does not dispatch it", async () => {
+    // Prepare
+    const dispatcher = dispatching();
+    const offboarder = {
+      fanOut: vi.fn(),
+      deletionCompleted: vi.fn(async () => 'running' as const),
+    };
+    const handler = dispatcherHandler(dispatcher, quietTelemetry(), undefined, offboarder);
+
+    // Act
+    const response = await handler(
+      streamEvent(streamInsert('1', aDeletion({ state: 'COMPLETED', stream: 'logs' }))),
+    );
+
+    // Assess
+    expect(failedIds(response)).toEqual([]);
+    expect(dispatcher.dispatch).not.toHaveBeenCalled();
+    expect(offboarder.deletionCompleted.mock.calls).toEqual([
+      [{ tenant: 'acme', stream: 'logs', deletionId: DELETION_ID }],
+    ]);
+  });
+
   it.each(['RUNNING', 'COMPLETED'] as const)('does not dispatch a %s deletion', async (state) => {
     // Prepare
     const dispatcher = dispatching();

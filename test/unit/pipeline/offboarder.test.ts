@@ -26,6 +26,7 @@ function world(names: string[], overrides: Partial<OffboardingRecord> = {}) {
     ...overrides,
   };
   const links: OffboardingLink[] = [];
+  const counted = new Set<string>();
   const linkOnce = (stream: string, deletionId: string) => {
     if (links.some((link) => link.stream === stream)) return false;
     links.push({ offboardingId: OFFBOARDING_ID, tenant: 'acme', stream, deletionId });
@@ -63,6 +64,17 @@ function world(names: string[], overrides: Partial<OffboardingRecord> = {}) {
       return true;
     }),
     settleCancel: vi.fn(async () => {}),
+    // As its transaction: the link names the deletion and is not marked yet, for this offboarding.
+    countCompleted: vi.fn(
+      async (seen: Pick<OffboardingRecord, 'offboardingId'>, stream: string, id: string) => {
+        const link = links.find((candidate) => candidate.stream === stream);
+        if (seen.offboardingId !== record.offboardingId || link?.deletionId !== id) return false;
+        if (counted.has(stream)) return false;
+        counted.add(stream);
+        return true;
+      },
+    ),
+    completedCount: vi.fn(async () => counted.size),
   } satisfies OffboarderOptions['offboardings'];
   const options: OffboarderOptions = {
     offboardings,
@@ -110,7 +122,14 @@ function world(names: string[], overrides: Partial<OffboardingRecord> = {}) {
     clock: clockOf(() => NOW),
     pageSize: 2,
   };
-  return { offboarder: new Offboarder(options), record: () => record, deletions, options, links };
+  return {
+    offboarder: new Offboarder(options),
+    record: () => record,
+    deletions,
+    options,
+    links,
+    counted,
+  };
 }
 
 describe('Offboarder', () => {
@@ -157,6 +176,69 @@ describe('Offboarder', () => {
     );
     expect(await offboarder.refresh(record())).toBe('completed');
     expect(record()).toMatchObject({ state: 'COMPLETED', objectsDeleted: 7 });
+  });
+
+  it('completes as its last deletion completes, without a sweep, counting each deletion once', async () => {
+    // Arrange: two streams taken in (two steps of two: the second ends the fan-out)
+    const { offboarder, record, deletions, counted } = world(['a', 'b'], {
+      executeAfter: NOW.toISOString(),
+    });
+    const ref = { tenant: 'acme', offboardingId: OFFBOARDING_ID };
+    await offboarder.fanOut(ref);
+    await offboarder.fanOut(ref);
+    const complete = (stream: string, objects: number) => {
+      const deletion = aDeletion({
+        stream,
+        deletionId: `${stream}-deletion`,
+        state: 'COMPLETED',
+        objectsDeleted: objects,
+      });
+      deletions.set(deletion.deletionId, deletion);
+      return deletion;
+    };
+
+    // Act
+    const first = await offboarder.deletionCompleted(complete('a', 3));
+    const repeated = await offboarder.deletionCompleted(deletions.get('a-deletion') as never);
+    const unlinked = await offboarder.deletionCompleted(
+      aDeletion({ stream: 'a', deletionId: 'an-earlier-deletion', state: 'COMPLETED' }),
+    );
+    const stateAfterOne = record().state;
+    const last = await offboarder.deletionCompleted(complete('b', 4));
+
+    // Assess
+    expect([first, repeated, unlinked, last]).toEqual([
+      'running',
+      'not-linked',
+      'not-linked',
+      'completed',
+    ]);
+    expect(stateAfterOne).toBe('RUNNING');
+    expect(record()).toMatchObject({ state: 'COMPLETED', objectsDeleted: 7 });
+    expect(counted).toEqual(new Set(['a', 'b']));
+  });
+
+  it('completes at the end of its fan-out when every deletion completed while it took streams in', async () => {
+    // Arrange: one step takes a and b in; each deletion (of an empty stream, say) completes,
+    // and is counted, before the step records the end of the fan-out.
+    const { offboarder, record, deletions, options, counted } = world(['a', 'b'], {
+      executeAfter: NOW.toISOString(),
+    });
+    const request = options.deletions.request;
+    options.deletions.request = async (...args: Parameters<typeof request>) => {
+      const requested = await request(...args);
+      const done = { ...requested.deletion, state: 'COMPLETED' as const };
+      deletions.set(done.deletionId, done);
+      expect(await offboarder.deletionCompleted(done)).toBe('running');
+      return requested;
+    };
+
+    // Act
+    await offboarder.fanOut({ tenant: 'acme', offboardingId: OFFBOARDING_ID });
+
+    // Assess
+    expect(record()).toMatchObject({ state: 'COMPLETED', fannedOut: true });
+    expect(counted.size).toBe(2);
   });
 
   it('cancels every scheduled deletion of a cancelled offboarding, and leaves started ones', async () => {

@@ -46,15 +46,16 @@ export function dispatchFrom(dispatcher: LetheFunction, table: ITable, failures:
             },
           },
         }),
-        // A deletion that has just COMPLETED, counted towards its tenant's offboarding.
+        // A COMPLETED deletion that an offboarding took in, counted towards it (once: a later
+        // write to it, such as its link to an offboarding after it completed, counts nothing).
         FilterCriteria.filter({
           eventName: FilterRule.isEqual('MODIFY'),
           dynamodb: {
             NewImage: {
               type: { S: FilterRule.isEqual('DELETION') },
               state: { S: FilterRule.isEqual('COMPLETED') },
+              offboardingId: { S: FilterRule.exists() },
             },
-            OldImage: { state: { S: FilterRule.notEquals('COMPLETED') } },
           },
         }),
         // A tenant offboarding's fan-out: each step's write asks for the next one.

@@ -55,6 +55,11 @@ export interface DeletionRecord extends DeletionRef {
   chainsSettled: number;
   /** The last round whose verification a worker claimed (one listing of the location per round). */
   verifiedRound?: number;
+  /**
+   * The tenant offboarding that took it in, if one did: its completion is counted towards that
+   * offboarding (a deletion that names none never reaches the offboarder).
+   */
+  offboardingId?: string;
   requestedAt: string;
   /** When the physical deletion may start: `requestedAt`, or after the grace window. */
   executeAfter: string;

@@ -42,20 +42,21 @@ const OffboardingImage = z.object({
   fannedOut: z.literal(false),
 });
 
-/** A deletion that has just COMPLETED: counted towards its tenant's offboarding, if any. */
+/** A deletion an offboarding took in, COMPLETED: counted towards that offboarding. */
 const CompletedImage = z.object({
   type: z.literal('DELETION'),
   tenant: z.string().regex(NAME_PATTERN),
   deletionId: z.uuid(),
   state: z.literal('COMPLETED'),
   stream: z.string(),
+  offboardingId: z.uuid(),
 });
 
 type Pending =
   | { kind: 'offboarding'; ref: { tenant: string; offboardingId: string }; keys: object }
   | {
       kind: 'completed';
-      ref: { tenant: string; stream: string; deletionId: string };
+      ref: { tenant: string; stream: string; deletionId: string; offboardingId: string };
       keys: object;
     }
   | { kind: 'deletion'; ref: { tenant: string; deletionId: string; round: number }; keys: object }
@@ -83,8 +84,9 @@ function pendingWorkOf(record: DynamoDBRecord): Pending {
     if (!completed.success) {
       throw new InvalidMessageError(`not a completed deletion: ${completed.error}`);
     }
-    const { tenant, stream, deletionId } = completed.data;
-    return { kind: 'completed', ref: { tenant, stream, deletionId }, keys: keysOf(completed.data) };
+    const { tenant, stream, deletionId, offboardingId } = completed.data;
+    const ref = { tenant, stream, deletionId, offboardingId };
+    return { kind: 'completed', ref, keys: keysOf(completed.data) };
   }
   const result = DeletionImage.safeParse(item);
   if (!result.success) throw new InvalidMessageError(`not a pending deletion: ${result.error}`);

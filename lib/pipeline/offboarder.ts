@@ -40,9 +40,9 @@ const SETTLE_AFTER_MS = 120_000;
  * tenant's streams in (a deletion each, with the offboarding's grace window; streams being
  * deleted already are taken in as they are) and records how far it got, and that write reaches
  * the dispatcher as the next step. No invocation walks all of a tenant's streams. Each of its
- * deletions is counted as it completes (`deletionCompleted`, from the dispatcher), and the
- * count reaching the streams taken in completes the offboarding at once; the sweeper completes
- * one whose count fell short (a deletion that completed before it was linked), and finishes
+ * deletions names it and is counted as it completes (`deletionCompleted`, from the dispatcher),
+ * and the count reaching the streams taken in completes the offboarding at once; the sweeper
+ * completes one whose count fell short (a stream record that failed for good), and finishes
  * cancelling one.
  */
 interface Linked {
@@ -80,41 +80,42 @@ export class Offboarder {
         seen.tenant,
         stream.stream,
         grace,
-        (fresh) => this.#offboardings.linkItems(seen, stream.stream, fresh.deletionId),
+        {
+          offboardingId: seen.offboardingId,
+          linkItems: (fresh) => this.#offboardings.linkItems(seen, stream.stream, fresh.deletionId),
+        },
       );
       if (!created) await this.#offboardings.link(seen, stream.stream, deletion.deletionId);
     }
     // The write that records the step is the next step's trigger (or ends the fan-out).
     if (!(await this.#offboardings.advance(seen, page.lastRead))) return 'stale';
     // The last step: its deletions may all have completed while it took streams in.
-    if (page.lastRead === undefined) await this.#completeIfCounted(seen.tenant);
+    if (page.lastRead === undefined) await this.#completeIfCounted(seen);
     return 'advanced';
   }
 
   /**
-   * A deletion COMPLETED: if the tenant's offboarding under way took it in, it is counted, once,
-   * and the offboarding completes when that was the last one. One read for any other deletion.
+   * A deletion it took in has COMPLETED: it is counted, once, and the offboarding completes
+   * when that was the last one. A deletion it no longer links (taken in again) counts nothing.
    */
   async deletionCompleted(
-    deletion: Pick<DeletionRecord, 'tenant' | 'stream' | 'deletionId'>,
+    deletion: Pick<DeletionRecord, 'tenant' | 'stream' | 'deletionId'> & { offboardingId: string },
   ): Promise<'not-linked' | 'completed' | 'running'> {
-    const offboarding = await this.#offboardings.get(deletion.tenant);
-    if (offboarding?.state !== 'RUNNING') return 'not-linked';
     const counted = await this.#offboardings.countCompleted(
-      offboarding,
+      deletion,
       deletion.stream,
       deletion.deletionId,
     );
     if (!counted) return 'not-linked';
-    return (await this.#completeIfCounted(deletion.tenant)) === 'completed'
-      ? 'completed'
-      : 'running';
+    const outcome = await this.#completeIfCounted(deletion);
+    return outcome === 'completed' ? 'completed' : 'running';
   }
 
   /** Looks at the offboarding (reading every deletion) only once its count says all are done. */
-  async #completeIfCounted(tenant: string) {
-    const offboarding = await this.#offboardings.get(tenant);
-    if (offboarding?.state !== 'RUNNING' || !offboarding.fannedOut) return 'running';
+  async #completeIfCounted(ref: { tenant: string; offboardingId: string }) {
+    const offboarding = await this.#offboardings.get(ref.tenant);
+    if (offboarding?.offboardingId !== ref.offboardingId) return 'running';
+    if (offboarding.state !== 'RUNNING' || !offboarding.fannedOut) return 'running';
     if ((await this.#offboardings.completedCount(offboarding)) < offboarding.streams) {
       return 'running';
     }
@@ -205,6 +206,8 @@ export class Offboarder {
           offboarding.tenant,
           link.stream,
           this.#graceLeft(offboarding),
+          // Linked below, in place of the cancelled one.
+          { offboardingId: offboarding.offboardingId, linkItems: () => [] },
         );
         await this.#offboardings.relink(
           offboarding,

@@ -20,6 +20,7 @@ import { failpoint, RETRY, retry } from '../support/index.ts';
 import { deletionMay } from './conditions.ts';
 import { deletionChanges as changes, type RoundStart } from './deletion-changes.ts';
 import { keys } from './layout.ts';
+import type { TakenIn } from './offboarding-store.ts';
 import { requestPartitions } from './partition-requests.ts';
 import type { StreamParts } from './stream-parts.ts';
 import type { Change, Table, TransactItem } from './table.ts';
@@ -33,9 +34,6 @@ export interface DeletionStoreOptions {
   readonly clock?: Clock;
   readonly newId?: () => string;
 }
-
-/** More writes of a request's transaction: an offboarding's link to the new deletion. */
-const noLinks = (_: DeletionRecord): TransactItem[] => [];
 
 /** A lost race is decided afresh at once: the next read shows who won. */
 const noWait = async () => {};
@@ -69,7 +67,7 @@ export class DeletionStore {
    * returns, the tombstone is durable. With a grace window the deletion is SCHEDULED until it
    * ends. A repeat returns the deletion already under way (its window unmoved).
    */
-  async request(tenant: string, stream: string, graceSeconds = 0, also = noLinks) {
+  async request(tenant: string, stream: string, graceSeconds = 0, takenIn?: TakenIn) {
     return retry<DeletionRequest>(RETRY.contention, async () => {
       const current = await this.#streams.find(tenant, stream);
       if (!current || current.state === 'DELETED') throw new StreamNotFoundError(tenant, stream);
@@ -82,13 +80,14 @@ export class DeletionStore {
       const deletion = newDeletion(current, this.#newId(), now.toISOString(), executeAfter);
       // No ingest in flight when read: the tombstone is conditioned on it staying so.
       if (!current.inflightIngests) deletion.ingestsSettled = true;
+      if (takenIn) deletion.offboardingId = takenIn.offboardingId;
       const result = await this.#table.transact([
         this.#streams.tombstone(current, deletion),
         this.#table.putItem(
           { ...this.#key(deletion), ...deletion, ...changes.indexKeys(deletion) },
           deletionMay(deletion.state === 'SCHEDULED' ? 'schedule' : 'request'),
         ),
-        ...also(deletion),
+        ...(takenIn?.linkItems(deletion) ?? []),
       ]);
       if (!result.ok) return { done: false, why: `delete ${tenant}/${stream} lost a race` };
       failpoint('api.after-tombstone');

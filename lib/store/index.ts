@@ -16,7 +16,7 @@ export {
   SWEEP_INDEX,
   TTL_ATTRIBUTE,
 } from './layout.ts';
-export { OffboardingStore } from './offboarding-store.ts';
+export { OffboardingStore, type TakenIn } from './offboarding-store.ts';
 export { type PlanChainLayout, PlanStore } from './plan-store.ts';
 export { type CreateResult, type StreamPage, StreamStore } from './stream-store.ts';
 export { documentClient, Table } from './table.ts';

@@ -1,14 +1,24 @@
 import { randomUUID } from 'node:crypto';
 import {
   type Clock,
+  type DeletionRecord,
   OFFBOARDING_TRANSITIONS,
   type OffboardingLink,
   type OffboardingRecord,
   systemClock,
 } from '../core/index.ts';
-import { equals, isAbsent, offboardingMay } from './conditions.ts';
+import { equals, exists, isAbsent, offboardingMay } from './conditions.ts';
 import { keys, RUNNING_OFFBOARDINGS, SWEEP_INDEX } from './layout.ts';
 import type { Table, TransactItem } from './table.ts';
+
+/**
+ * An offboarding taking a stream in (`DeletionStore.request`): the new deletion names it, and
+ * its link joins the tombstone's transaction.
+ */
+export interface TakenIn {
+  readonly offboardingId: string;
+  readonly linkItems: (deletion: DeletionRecord) => TransactItem[];
+}
 
 /**
  * The offboarding item of a tenant (one at a time) and its links to the deletions it took in:
@@ -71,7 +81,16 @@ export class OffboardingStore {
    * tombstone's transaction (`linkItems`), so no deletion of the offboarding goes unlinked.
    */
   async link(offboarding: OffboardingRecord, stream: string, deletionId: string): Promise<boolean> {
-    return (await this.#table.transact(this.linkItems(offboarding, stream, deletionId))).ok;
+    const linked = await this.#table.transact([
+      ...this.linkItems(offboarding, stream, deletionId),
+      // The deletion names the offboarding, as one it requested does: its completion counts.
+      this.#table.updateItem(keys.deletion(offboarding.tenant, deletionId), {
+        update: 'SET offboardingId = :offboarding',
+        values: { ':offboarding': offboarding.offboardingId },
+        condition: exists,
+      }),
+    ]);
+    return linked.ok;
   }
 
   linkItems(offboarding: OffboardingRecord, stream: string, deletionId: string): TransactItem[] {

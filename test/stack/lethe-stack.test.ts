@@ -153,11 +153,14 @@ describe('dispatcher event source', () => {
     ]);
     expect(patterns.map(({ eventName: _, ...rest }) => rest)).toEqual([
       { dynamodb: { NewImage: { type: { S: ['DELETION', 'PLAN'] }, state: { S: ['PENDING'] } } } },
-      // The move to COMPLETED only: a later write to a completed deletion is not one.
+      // A COMPLETED deletion that an offboarding took in: no other deletion invokes it.
       {
         dynamodb: {
-          NewImage: { type: { S: ['DELETION'] }, state: { S: ['COMPLETED'] } },
-          OldImage: { state: { S: [{ 'anything-but': ['COMPLETED'] }] } },
+          NewImage: {
+            type: { S: ['DELETION'] },
+            state: { S: ['COMPLETED'] },
+            offboardingId: { S: [{ exists: true }] },
+          },
         },
       },
       {

@@ -1,17 +1,20 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { documentClient, OffboardingStore, Table } from '../../../lib/store/index.ts';
+import { storesOf } from '../../helpers/stores.ts';
 import { startTarget, type TestTarget } from '../../helpers/target.ts';
 
-/** The offboarding item's count of completed deletions, against the emulator's DynamoDB. */
-describe.skipIf(process.env.LETHE_TEST_API_URL)('OffboardingStore.countCompleted', () => {
+/** Links between an offboarding and its deletions, and their count, against the emulator's DynamoDB. */
+describe.skipIf(process.env.LETHE_TEST_API_URL)('OffboardingStore links and counts', () => {
   let target: TestTarget;
+  let stores: ReturnType<typeof storesOf>;
   let offboardings: OffboardingStore;
   const tenant = () => `t${randomUUID().slice(0, 8)}`;
 
   beforeAll(async () => {
     target = await startTarget();
     if (!target.local) throw new Error('needs the in-process local stack');
+    stores = storesOf(target.local);
     const client = documentClient(target.local.clients.dynamodb);
     offboardings = new OffboardingStore({
       table: new Table(client, target.local.resources.tableName),
@@ -21,25 +24,51 @@ describe.skipIf(process.env.LETHE_TEST_API_URL)('OffboardingStore.countCompleted
     await target?.stop();
   });
 
+  /** A stream of the tenant and its deletion, requested as a user would (a grace window). */
+  async function deletionOf(name: string, stream: string) {
+    await stores.streams.create(name, stream);
+    return (await stores.deletions.request(name, stream, 3600)).deletion.deletionId;
+  }
+
+  it('links a deletion under way once, and the deletion then names the offboarding', async () => {
+    // Arrange
+    const name = tenant();
+    const deletionId = await deletionOf(name, 'a');
+    const { offboarding } = await offboardings.request(name, 0);
+
+    // Act
+    const first = await offboardings.link(offboarding, 'a', deletionId);
+    const again = await offboardings.link(offboarding, 'a', deletionId);
+    const gone = await offboardings.link(offboarding, 'b', randomUUID());
+
+    // Assess
+    expect([first, again, gone]).toEqual([true, false, false]);
+    expect(await stores.deletions.get(name, deletionId)).toMatchObject({
+      offboardingId: offboarding.offboardingId,
+    });
+  });
+
   it('counts a linked deletion once, and neither another deletion of the stream nor another offboarding', async () => {
     // Arrange: an offboarding that took two streams in
     const name = tenant();
+    const a = await deletionOf(name, 'a');
+    const b = await deletionOf(name, 'b');
     const { offboarding } = await offboardings.request(name, 0);
-    await offboardings.link(offboarding, 'a', 'deletion-a');
-    await offboardings.link(offboarding, 'b', 'deletion-b');
+    await offboardings.link(offboarding, 'a', a);
+    await offboardings.link(offboarding, 'b', b);
 
     // Act
-    const first = await offboardings.countCompleted(offboarding, 'a', 'deletion-a');
-    const repeated = await offboardings.countCompleted(offboarding, 'a', 'deletion-a');
-    const otherDeletion = await offboardings.countCompleted(offboarding, 'b', 'deletion-x');
-    const unlinked = await offboardings.countCompleted(offboarding, 'c', 'deletion-c');
+    const first = await offboardings.countCompleted(offboarding, 'a', a);
+    const repeated = await offboardings.countCompleted(offboarding, 'a', a);
+    const otherDeletion = await offboardings.countCompleted(offboarding, 'b', randomUUID());
+    const unlinked = await offboardings.countCompleted(offboarding, 'c', randomUUID());
     const otherOffboarding = await offboardings.countCompleted(
       { offboardingId: randomUUID() },
       'b',
-      'deletion-b',
+      b,
     );
     const afterOne = await offboardings.completedCount(offboarding);
-    const second = await offboardings.countCompleted(offboarding, 'b', 'deletion-b');
+    const second = await offboardings.countCompleted(offboarding, 'b', b);
 
     // Assess
     expect([first, repeated, otherDeletion, unlinked, otherOffboarding, second]).toEqual([

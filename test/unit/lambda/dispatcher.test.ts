@@ -10,6 +10,7 @@ import { aDeletion, aStream, DELETION_ID, TABLE } from '../../helpers/records.ts
 import { capturedOutput, capturedTelemetry, quietTelemetry } from '../../helpers/telemetry.ts';
 
 const table = mockClient(DynamoDBDocumentClient);
+const OFF = 'c3d5e7f9-2b4c-4d6e-8f0a-1b2c3d4e5f6a';
 
 /** Records are processed concurrently: the order of the failures carries no meaning. */
 const failedIds = (response: DynamoDBBatchResponse) =>
@@ -68,14 +69,16 @@ describe('dispatcherHandler, a batch of stream records', () => {
 
     // Act
     const response = await handler(
-      streamEvent(streamInsert('1', aDeletion({ state: 'COMPLETED', stream: 'logs' }))),
+      streamEvent(
+        streamInsert('1', aDeletion({ state: 'COMPLETED', stream: 'logs', offboardingId: OFF })),
+      ),
     );
 
     // Assess
     expect(failedIds(response)).toEqual([]);
     expect(dispatcher.dispatch).not.toHaveBeenCalled();
     expect(offboarder.deletionCompleted.mock.calls).toEqual([
-      [{ tenant: 'acme', stream: 'logs', deletionId: DELETION_ID }],
+      [{ tenant: 'acme', stream: 'logs', deletionId: DELETION_ID, offboardingId: OFF }],
     ]);
   });
 

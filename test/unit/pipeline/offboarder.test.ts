@@ -7,6 +7,7 @@ import {
   type StreamRecord,
 } from '../../../lib/core/index.ts';
 import { Offboarder, type OffboarderOptions } from '../../../lib/pipeline/index.ts';
+import type { TakenIn } from '../../../lib/store/index.ts';
 import { aDeletion, aStream, NOW } from '../../helpers/records.ts';
 
 const OFFBOARDING_ID = 'c3d5e7f9-2b4c-4d6e-8f0a-1b2c3d4e5f6a';
@@ -89,29 +90,23 @@ function world(names: string[], overrides: Partial<OffboardingRecord> = {}) {
       },
     },
     deletions: {
-      request: vi.fn(
-        async (
-          tenant: string,
-          stream: string,
-          grace = 0,
-          also: (deletion: DeletionRecord) => unknown[] = () => [],
-        ) => {
-          // The stream's latest deletion: one under way is answered; a cancelled one is not.
-          const existing = [...deletions.values()].filter((d) => d.stream === stream).at(-1);
-          if (existing && existing.state !== 'CANCELLED') {
-            return { created: false, deletion: existing };
-          }
-          const deletion = aDeletion({
-            tenant,
-            stream,
-            deletionId: existing ? `${existing.deletionId}+` : `${stream}-deletion`,
-            state: grace > 0 ? 'SCHEDULED' : 'PENDING',
-          });
-          deletions.set(deletion.deletionId, deletion);
-          also(deletion);
-          return { created: true, deletion };
-        },
-      ),
+      request: vi.fn(async (tenant: string, stream: string, grace = 0, takenIn?: TakenIn) => {
+        // The stream's latest deletion: one under way is answered; a cancelled one is not.
+        const existing = [...deletions.values()].filter((d) => d.stream === stream).at(-1);
+        if (existing && existing.state !== 'CANCELLED') {
+          return { created: false, deletion: existing };
+        }
+        const deletion = aDeletion({
+          tenant,
+          stream,
+          deletionId: existing ? `${existing.deletionId}+` : `${stream}-deletion`,
+          state: grace > 0 ? 'SCHEDULED' : 'PENDING',
+          ...(takenIn ? { offboardingId: takenIn.offboardingId } : {}),
+        });
+        deletions.set(deletion.deletionId, deletion);
+        takenIn?.linkItems(deletion);
+        return { created: true, deletion };
+      }),
       getMany: async (refs) => refs.map((ref) => deletions.get(ref.deletionId)),
       cancel: vi.fn(async (_tenant: string, id: string) => {
         const cancelled = { ...(deletions.get(id) as DeletionRecord), state: 'CANCELLED' as const };
@@ -152,7 +147,10 @@ describe('Offboarder', () => {
     // Assess
     expect(steps).toBe(3);
     expect(record()).toMatchObject({ streams: 5, fannedOut: true });
-    expect(options.deletions.request).toHaveBeenCalledWith('acme', 'a', 3600, expect.any(Function));
+    expect(options.deletions.request).toHaveBeenCalledWith('acme', 'a', 3600, {
+      offboardingId: OFFBOARDING_ID,
+      linkItems: expect.any(Function),
+    });
   });
 
   it('completes only when every deletion it took in has completed, with their sums', async () => {
@@ -187,22 +185,22 @@ describe('Offboarder', () => {
     await offboarder.fanOut(ref);
     await offboarder.fanOut(ref);
     const complete = (stream: string, objects: number) => {
-      const deletion = aDeletion({
-        stream,
-        deletionId: `${stream}-deletion`,
-        state: 'COMPLETED',
-        objectsDeleted: objects,
-      });
+      const deletion = {
+        ...aDeletion({ stream, deletionId: `${stream}-deletion`, objectsDeleted: objects }),
+        state: 'COMPLETED' as const,
+        offboardingId: OFFBOARDING_ID,
+      };
       deletions.set(deletion.deletionId, deletion);
       return deletion;
     };
 
     // Act
     const first = await offboarder.deletionCompleted(complete('a', 3));
-    const repeated = await offboarder.deletionCompleted(deletions.get('a-deletion') as never);
-    const unlinked = await offboarder.deletionCompleted(
-      aDeletion({ stream: 'a', deletionId: 'an-earlier-deletion', state: 'COMPLETED' }),
-    );
+    const repeated = await offboarder.deletionCompleted(complete('a', 3));
+    const unlinked = await offboarder.deletionCompleted({
+      ...complete('a', 3),
+      deletionId: 'an-earlier-deletion',
+    });
     const stateAfterOne = record().state;
     const last = await offboarder.deletionCompleted(complete('b', 4));
 
@@ -227,7 +225,11 @@ describe('Offboarder', () => {
     const request = options.deletions.request;
     options.deletions.request = async (...args: Parameters<typeof request>) => {
       const requested = await request(...args);
-      const done = { ...requested.deletion, state: 'COMPLETED' as const };
+      const done = {
+        ...requested.deletion,
+        state: 'COMPLETED' as const,
+        offboardingId: String(requested.deletion.offboardingId),
+      };
       deletions.set(done.deletionId, done);
       expect(await offboarder.deletionCompleted(done)).toBe('running');
       return requested;
@@ -275,7 +277,11 @@ describe('Offboarder', () => {
 
     // Assess: b has a deletion again, with the window left, and the link follows it
     expect(outcome).toBe('running');
-    expect(options.deletions.request).toHaveBeenLastCalledWith('acme', 'b', 3600);
+    expect(options.deletions.request).toHaveBeenLastCalledWith('acme', 'b', 3600, {
+      offboardingId: OFFBOARDING_ID,
+      linkItems: expect.any(Function),
+    });
+    expect(deletions.get('b-deletion+')?.offboardingId).toBe(OFFBOARDING_ID);
     expect(links.map((link) => link.deletionId)).toEqual(['a-deletion', 'b-deletion+']);
     expect(deletions.get('b-deletion+')?.state).toBe('SCHEDULED');
     expect(record().streams).toBe(2);

@@ -40,6 +40,8 @@ export interface DeletionReceipt {
   failedObjects?: number;
   /** A partition deletion: the `dt=` partitions of days strictly before this one. */
   partitionsBefore?: string;
+  /** The tenant offboarding that took this deletion in. */
+  offboardingId?: string;
 }
 
 export function toStreamView(record: StreamRecord): StreamView {
@@ -82,6 +84,7 @@ export function toReceipt(
     ...(record.cancelledAt ? { cancelledAt: record.cancelledAt } : {}),
     attempts: record.attempts,
     ...(record.before ? { partitionsBefore: record.before } : {}),
+    ...(record.offboardingId ? { offboardingId: record.offboardingId } : {}),
     ...(failed ? { failures: [...reasons, ...failures], failedObjects: totals.failedObjects } : {}),
   };
 }

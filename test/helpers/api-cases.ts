@@ -124,7 +124,16 @@ function handlerWith(fault: Fault = {}) {
           deletion: aDeletion({ state: 'PENDING', before: '2026-02-01' }),
         }),
     },
-    index: { list: async () => answer(fault.deletions, { deletions: [aDeletion()] }) },
+    index: {
+      list: async () =>
+        answer(fault.deletions, {
+          // One of them taken in by a tenant offboarding: its receipt names the offboarding.
+          deletions: [
+            aDeletion(),
+            aDeletion({ offboardingId: 'c3d5e7f9-2b4c-4d6e-8f0a-1b2c3d4e5f6a' }),
+          ],
+        }),
+    },
     receipts,
     writer: { write: async () => 'streams/acme/logs/1/dt=2026-03-01/e.json' },
     maxEventsBytes: MAX_EVENTS_BYTES,

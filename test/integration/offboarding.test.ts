@@ -253,5 +253,9 @@ describe.skipIf(process.env.LETHE_TEST_API_URL)('tenant offboarding, between swe
       objectsDeleted: 12,
     });
     expect((await listAll(target.s3, where.bucket, where.prefix)).size).toBe(0);
+    for (const deletionId of done.deletions) {
+      const receipt = await api.call('GET', `/v1/tenants/${name}/deletions/${deletionId}`);
+      expect(receipt.body).toMatchObject({ offboardingId: reply.body.offboardingId });
+    }
   });
 });

@@ -371,7 +371,7 @@ describe('the lethe CLI against a local stack', () => {
       expect(cancelled.code).toBe(0);
       expect(cancelled.stdout).toMatch(
         new RegExp(
-          `^CANCELLED ${gracedRef} generation 1 at \\S+: nothing was deleted \\(deletion ${id}, `,
+          `^CANCELLED ${gracedRef} generation 1 at \\S+: nothing was deleted \\(deletion ${id}\\)\\n`,
         ),
       );
       expect(cancelled.stdout).toContain(`${gracedRef} is ACTIVE again, its data untouched\n`);

@@ -3,7 +3,7 @@ import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { Context, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import { z } from 'zod';
 import { InvalidMessageError, NAME_PATTERN } from '../core/index.ts';
-import { keysOf, loggedDeletionEvents, type Telemetry } from '../observability/index.ts';
+import { count, keysOf, loggedDeletionEvents, type Telemetry } from '../observability/index.ts';
 import {
   createPipeline,
   type Dispatcher,
@@ -133,6 +133,7 @@ export const dispatcherHandler =
                 if (!offboarder) throw new Error('this dispatcher was built without an offboarder');
                 const outcome = await offboarder.fanOut(pending.ref);
                 telemetry.logger.info('offboarding step', { ...pending.ref, outcome });
+                if (outcome === 'completed') count('offboardingsCompleted', 1);
                 return;
               }
               if (pending.kind === 'completed') {
@@ -141,6 +142,7 @@ export const dispatcherHandler =
                 if (outcome !== 'not-linked') {
                   telemetry.logger.info('offboarding counted a deletion', { outcome });
                 }
+                if (outcome === 'completed') count('offboardingsCompleted', 1);
                 return;
               }
               if (pending.kind === 'plan') {

@@ -66,7 +66,10 @@ export class Offboarder {
   }
 
   /** One fan-out step; a repeated or late one changes nothing. */
-  async fanOut(ref: { tenant: string; offboardingId: string }): Promise<'advanced' | 'stale'> {
+  async fanOut(ref: {
+    tenant: string;
+    offboardingId: string;
+  }): Promise<'advanced' | 'completed' | 'stale'> {
     const seen = await this.#offboardings.get(ref.tenant);
     if (seen?.offboardingId !== ref.offboardingId || seen.state !== 'RUNNING' || seen.fannedOut) {
       return 'stale';
@@ -90,7 +93,9 @@ export class Offboarder {
     // The write that records the step is the next step's trigger (or ends the fan-out).
     if (!(await this.#offboardings.advance(seen, page.lastRead))) return 'stale';
     // The last step: its deletions may all have completed while it took streams in.
-    if (page.lastRead === undefined) await this.#completeIfCounted(seen);
+    if (page.lastRead === undefined && (await this.#completeIfCounted(seen)) === 'completed') {
+      return 'completed';
+    }
     return 'advanced';
   }
 

@@ -82,6 +82,41 @@ describe('dispatcherHandler, a batch of stream records', () => {
     ]);
   });
 
+  it('counts an offboarding completed by the last of its deletions, or by its last fan-out step', async () => {
+    // Prepare
+    const captured = capturedTelemetry();
+    const offboarder = {
+      fanOut: vi.fn(async () => 'completed' as const),
+      deletionCompleted: vi.fn(async () => 'completed' as const),
+    };
+    const handler = dispatcherHandler(dispatching(), captured.telemetry, undefined, offboarder);
+    const step = {
+      type: 'OFFBOARDING',
+      tenant: 'acme',
+      offboardingId: OFF,
+      state: 'RUNNING',
+      fannedOut: false,
+    };
+
+    // Act
+    try {
+      await handler(
+        streamEvent(
+          streamInsert('1', aDeletion({ state: 'COMPLETED', stream: 'logs', offboardingId: OFF })),
+        ),
+      );
+      await handler(streamEvent(streamInsert('2', step as never)));
+    } finally {
+      captured.restore();
+    }
+
+    // Assess
+    expect(captured.metrics()).toEqual([
+      expect.objectContaining({ OffboardingsCompleted: 1 }),
+      expect.objectContaining({ OffboardingsCompleted: 1 }),
+    ]);
+  });
+
   it.each(['RUNNING', 'COMPLETED'] as const)('does not dispatch a %s deletion', async (state) => {
     // Prepare
     const dispatcher = dispatching();

@@ -236,9 +236,10 @@ describe('Offboarder', () => {
     };
 
     // Act
-    await offboarder.fanOut({ tenant: 'acme', offboardingId: OFFBOARDING_ID });
+    const outcome = await offboarder.fanOut({ tenant: 'acme', offboardingId: OFFBOARDING_ID });
 
     // Assess
+    expect(outcome).toBe('completed');
     expect(record()).toMatchObject({ state: 'COMPLETED', fannedOut: true });
     expect(counted.size).toBe(2);
   });

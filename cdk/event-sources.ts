@@ -24,8 +24,8 @@ export function workFrom(worker: LetheFunction, queue: IQueue, maxConcurrency: n
 
 /**
  * The dispatcher reads the table's stream, filtered to the writes that ask for it: a deletion
- * or plan (again) PENDING, a deletion's move to COMPLETED, and an offboarding whose next step
- * is not fanned out yet. Progress writes never invoke it.
+ * or plan (again) PENDING, a COMPLETED deletion that an offboarding took in, and an
+ * offboarding whose next step is not fanned out yet. Progress writes never invoke it.
  */
 export function dispatchFrom(dispatcher: LetheFunction, table: ITable, failures: IQueue) {
   dispatcher.function.addEventSource(
@@ -46,8 +46,9 @@ export function dispatchFrom(dispatcher: LetheFunction, table: ITable, failures:
             },
           },
         }),
-        // A COMPLETED deletion that an offboarding took in, counted towards it (once: a later
-        // write to it, such as its link to an offboarding after it completed, counts nothing).
+        // A COMPLETED deletion that an offboarding took in, counted towards it. Any write to
+        // such a deletion passes (its link to an offboarding after it completed is how that one
+        // is counted); the link's mark makes every count after the first a no-op.
         FilterCriteria.filter({
           eventName: FilterRule.isEqual('MODIFY'),
           dynamodb: {

@@ -108,10 +108,10 @@ export function receiptSummary(receipt: DeletionReceipt, wallNow = Date.now()): 
     const when = receipt.cancelledAt ? ` at ${receipt.cancelledAt}` : '';
     line = `CANCELLED ${what}${when}: nothing was deleted`;
   } else if (receipt.state === 'COMPLETED') {
-    // From its start: a deletion that waited out a grace window took the time after it.
-    const started = receipt.executeAfter ?? receipt.requestedAt;
+    // From its start (`executeAfter`, the request's time without a grace window): a deletion
+    // that waited out a grace window took the time after it.
     const took = receipt.completedAt
-      ? ` in ${timeTaken(Date.parse(receipt.completedAt) - Date.parse(started))}`
+      ? ` in ${timeTaken(Date.parse(receipt.completedAt) - Date.parse(receipt.executeAfter))}`
       : '';
     line = `COMPLETED ${what}: ${amount} deleted${took}, ${emptied} verified empty`;
   } else if (receipt.state === 'FAILED') {
@@ -126,7 +126,7 @@ export function receiptSummary(receipt: DeletionReceipt, wallNow = Date.now()): 
     (failure) => `  ${failure.code}${failure.key ? ` ${failure.key}` : ''}: ${failure.message}`,
   );
   // A deletion that never started has made no attempt, whatever its count is ready for.
-  const started = receipt.state !== 'SCHEDULED' && receipt.state !== 'CANCELLED';
-  const attempts = started ? `, attempts ${receipt.attempts}` : '';
+  const attempted = receipt.state !== 'SCHEDULED' && receipt.state !== 'CANCELLED';
+  const attempts = attempted ? `, attempts ${receipt.attempts}` : '';
   return `${[`${line} (deletion ${receipt.deletionId}${attempts})`, ...details].join('\n')}\n`;
 }

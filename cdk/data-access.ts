@@ -28,7 +28,8 @@ export function grantListData(fn: Grantee, bucket: IBucket, dataKeys: string) {
 
 /**
  * What each function may do to the objects under the data root, and nothing more: only the api
- * writes objects, only the worker deletes them, and the functions that end a round verify it.
+ * writes objects, only the worker and the dispatcher delete them, and the functions that end a
+ * round verify it.
  * `ownBucket`: the stack's own bucket, which does not keep versions.
  */
 export function grantDataAccess(
@@ -44,13 +45,17 @@ export function grantDataAccess(
     }),
   );
   // DeleteObjects needs s3:DeleteObject per key, and s3:DeleteObjectVersion per version in a
-  // versioned bucket; nothing else (tagging, retention) is ever deleted or changed.
-  worker.function.addToRolePolicy(
-    new PolicyStatement({
-      actions: ['s3:DeleteObject', 's3:DeleteObjectVersion'],
-      resources: [bucket.arnForObjects(dataKeys)],
-    }),
-  );
+  // versioned bucket; nothing else (tagging, retention) is ever deleted or changed. The worker
+  // deletes pages; the dispatcher deletes the first page of a round, which it lists to lay the
+  // round out. The sweeper never deletes: a round it dispatches leaves that page to a worker.
+  for (const fn of [dispatcher, worker]) {
+    fn.function.addToRolePolicy(
+      new PolicyStatement({
+        actions: ['s3:DeleteObject', 's3:DeleteObjectVersion'],
+        resources: [bucket.arnForObjects(dataKeys)],
+      }),
+    );
+  }
   // Verification aborts the multipart uploads in progress under the location, and checks that
   // none is left; it runs where a round ends: the worker, the dispatcher (an empty location)
   // and the sweeper (a resumed verification).

@@ -126,7 +126,12 @@ export class LetheStack extends Stack {
       // CPU in proportion to memory (BENCHMARKS.md, "Memory"). The heap needs far less.
       memorySize: 1769,
     });
-    if (props.maxKeysPerSecond) worker.configure('maxKeysPerSecond', props.maxKeysPerSecond);
+    // The bucket's key budget holds wherever pages are deleted: the dispatcher deletes a round's
+    // first page.
+    if (props.maxKeysPerSecond) {
+      for (const fn of [dispatcher, worker])
+        fn.configure('maxKeysPerSecond', props.maxKeysPerSecond);
+    }
     const sweeper = new LetheFunction(this, 'Sweeper', {
       entry: 'functions/sweeper.ts',
       timeout: Duration.seconds(120),

@@ -1,6 +1,7 @@
 // lib/core: the domain. Records, states and transitions, names and key layout, work messages, errors, API views. No SDK.
 export * from './canonical-json.ts';
 export * from './certificate.ts';
+export * from './chains.ts';
 export * from './clock.ts';
 export * from './errors.ts';
 export * from './lifecycle.ts';

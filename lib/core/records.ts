@@ -1,5 +1,5 @@
 import type { DeletionState, StreamState } from './lifecycle.ts';
-import type { ChainLayout, KeyRange } from './ranges.ts';
+import type { KeyRange } from './ranges.ts';
 
 /** The records Lethe keeps, as the domain sees them (the table's keys are the store's business). */
 
@@ -221,67 +221,6 @@ export interface ListedObject {
   marker?: boolean;
   /** In a versioned bucket: this is the key's current version (absent otherwise). */
   latest?: true;
-}
-
-/** What every chain of a deletion's round shares: its deletion's fence and location. */
-export type ChainBase = Pick<
-  ChainRecord,
-  | 'tenant'
-  | 'deletionId'
-  | 'round'
-  | 'stream'
-  | 'generation'
-  | 'bucket'
-  | 'location'
-  | 'versioned'
-  | 'before'
->;
-
-/** A chain not started yet, over `layout`. */
-export function newChain(base: ChainBase, { chainId, prefix, range }: ChainLayout): ChainRecord {
-  return {
-    tenant: base.tenant,
-    deletionId: base.deletionId,
-    round: base.round,
-    stream: base.stream,
-    generation: base.generation,
-    bucket: base.bucket,
-    location: base.location,
-    chainId,
-    prefix,
-    ...(range ? { range } : {}),
-    versioned: base.versioned,
-    ...(base.before ? { before: base.before } : {}),
-    lastPage: -1,
-    ended: false,
-    open: {},
-    objectsDeleted: 0,
-    bytesDeleted: 0,
-    failedObjects: 0,
-    pagesDone: 0,
-    settled: false,
-  };
-}
-
-/** The chains of a deletion's round, as they are created at `registeredAt` (epoch ms). */
-export function newChains(
-  deletion: DeletionRecord,
-  layouts: ChainLayout[],
-  versioned: boolean,
-  registeredAt: number,
-): ChainRecord[] {
-  const base: ChainBase = {
-    tenant: deletion.tenant,
-    deletionId: deletion.deletionId,
-    round: deletion.round,
-    stream: deletion.stream,
-    generation: deletion.generation,
-    bucket: deletion.bucket,
-    location: deletion.prefix,
-    versioned,
-    ...(deletion.before ? { before: deletion.before } : {}),
-  };
-  return layouts.map((layout) => ({ ...newChain(base, layout), registeredAt }));
 }
 
 /**

@@ -12,6 +12,7 @@ import {
 } from '../pipeline/index.ts';
 import type { Clients } from '../support/index.ts';
 import { boot, type Env, errorText } from './boot.ts';
+import { countWork } from './work-metrics.ts';
 
 /** The part of a deletion's stream image the dispatcher needs (and its log lines name). */
 const DeletionImage = z.object({
@@ -151,8 +152,10 @@ export const dispatcherHandler =
                 telemetry.logger.info('plan started', { planId: pending.ref.planId, outcome });
                 return;
               }
-              const outcome = await dispatcher.dispatch(pending.ref);
-              telemetry.logger.info('dispatched', { round: pending.ref.round, outcome });
+              const dispatched = await dispatcher.dispatch(pending.ref);
+              if ('firstPage' in dispatched && dispatched.firstPage)
+                countWork(dispatched.firstPage);
+              telemetry.logger.info('dispatched', { round: pending.ref.round, ...dispatched });
             } catch (error) {
               throw failed(error);
             }

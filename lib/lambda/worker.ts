@@ -1,22 +1,11 @@
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { parseWorkMessage, type WorkMessage } from '../core/index.ts';
-import { count, loggedDeletionEvents, type Telemetry } from '../observability/index.ts';
-import { createPipeline, type PageWorker, type WorkOutcome } from '../pipeline/index.ts';
+import { loggedDeletionEvents, type Telemetry } from '../observability/index.ts';
+import { createPipeline, type PageWorker } from '../pipeline/index.ts';
 import type { Clients } from '../support/index.ts';
 import { boot, type Env, errorText } from './boot.ts';
-
-/** Counts a page's outcome into the invocation's metrics. */
-function countWork(result: WorkOutcome) {
-  if (result.outcome === 'deferred') count('pagesDeferred', 1);
-  if (result.outcome === 'slowed') count('pagesSlowedDown', 1);
-  if (result.outcome !== 'deleted') return;
-  count('pagesDeleted', 1);
-  count('objectsDeleted', result.objects);
-  count('bytesDeleted', result.bytes);
-  count('keysFailed', result.failures);
-  count('keysRetried', result.retriedKeys);
-}
+import { countWork } from './work-metrics.ts';
 
 /** Worker: one message, one page; failures are reported per message (partial batch). */
 export const workerHandler =

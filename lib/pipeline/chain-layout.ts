@@ -4,27 +4,16 @@ import { type ChainLayout, chainIdOf, type KeyRange, type ListedObject } from '.
  * How full a chain over a run of child prefixes should expect its page to be: below 1, so a
  * run a little larger than the sample suggested still lists in one page.
  */
-export const RUN_FILL = 0.8;
-
-/**
- * Keys of the flat sample a stream deletion's location is judged by (`chainsOver`): one more
- * than half a run. A child prefix holding more than half a run has a chain of its own whatever
- * the other children hold (no second child fits beside it), so a longer sample could only
- * refine runs of children the sample already sees whole; and a location the sample holds
- * whole is one chain. The sample lies on the path from the tombstone to the first page, and
- * every key of it is sent, parsed and read for nothing more.
- */
-export const sampleSize = (pageSize: number) => Math.floor((RUN_FILL * pageSize) / 2) + 1;
+const RUN_FILL = 0.8;
 
 /**
  * The chains of a stream deletion with several child prefixes. A chain per child prefix pays
  * for itself when children fill pages (a chain's pages list and delete in parallel with the
  * others); a chain per child of a few keys pays a chain's bookkeeping for a fraction of a page.
- * So small children are taken in contiguous runs, each about a page, judged by the first keys
- * of the whole location (`sample`, `sampleSize` of them): the keys per child prefix they
- * hold. A run is a key range of the location: from its first child to the next run's first
- * child, so the runs together cover every key of the location, those directly under it
- * included. The sample sees only the first children: a run whose page comes back full and
+ * So small children are taken in contiguous runs, each about a page, judged by the
+ * location's first page of a flat listing (`sample`): the keys per child prefix it holds. A
+ * run is a key range of the location: from its first child to the next run's first child, so
+ * the runs together cover every key of the location, those directly under it included. The sample sees only the first children: a run whose page comes back full and
  * still inside its range hands half of the children left to a new chain (`PageWorker`,
  * `ChainStore.split`), so a guess too large costs a few splits, not a serial deletion.
  */

@@ -6,14 +6,17 @@ import {
   type DeletionRef,
   isInScope,
   isOk,
+  type ListedObject,
   type PageMessage,
   pageMessage,
   scopeOf,
 } from '../core/index.ts';
 import { childrenOf, firstPage, isBucketVersioned } from '../s3/index.ts';
 import { failpoint } from '../support/index.ts';
-import { chainsOver, sampleSize } from './chain-layout.ts';
+import { chainsOver } from './chain-layout.ts';
 import type { Finalizer } from './finalizer.ts';
+import { firstPageOf } from './page-records.ts';
+import type { PageWorker, WorkOutcome } from './page-worker.ts';
 import type { Chains, Deletions, ObjectStore, WorkSender } from './ports.ts';
 
 export interface DispatcherOptions {
@@ -23,15 +26,22 @@ export interface DispatcherOptions {
   readonly queue: WorkSender;
   readonly finalizer: Pick<Finalizer, 'finalize'>;
   /**
+   * Deletes the first chain's first page, which the dispatcher listed to lay the round out and
+   * recorded with the chain: a page listed once, not twice, and a location that lists in one
+   * page is deleted without a message. Without it that page is left to a worker, which lists
+   * it again.
+   */
+  readonly pages?: Pick<PageWorker, 'deleteListed'>;
+  /**
    * Ask the bucket whether it keeps versions before the first round (one request per
    * deletion). Off for a bucket known to be unversioned: verification still finds versions
    * and starts a versioned round if the bucket turns out to keep them. @default true
    */
   readonly detectVersioning?: boolean;
   /**
-   * The workers' page size, by which runs of small child prefixes are sized; a stream
-   * deletion whose whole location lists within its sample (`sampleSize`) is one chain, however
-   * many child prefixes it has. @default 1000
+   * The workers' page size: of the first page, by which runs of small child prefixes are
+   * sized; a stream deletion whose whole location lists in one page is one chain, however many
+   * child prefixes it has. @default 1000
    */
   readonly pageSize?: number;
 }
@@ -39,12 +49,23 @@ export interface DispatcherOptions {
 /** DynamoDB's limit on the items of one transaction: the chains and the deletion. */
 const MAX_TRANSACTION_ITEMS = 100;
 
-export type DispatchOutcome = 'stale' | 'dispatched' | 'empty';
+/** What a dispatch did; `firstPage`: how the page it listed and deleted itself went. */
+export type DispatchOutcome =
+  | { outcome: 'stale' | 'empty' }
+  | { outcome: 'dispatched'; firstPage?: WorkOutcome };
+
+/** A round's layout, and the first chain's page 0 when the layout's listing was that page. */
+interface RoundPlan {
+  layout: ChainLayout[];
+  firstPage?: ReturnType<typeof firstPageOf>;
+}
 
 /**
  * Plans a round of a deletion: one chain of pages per child prefix (so date partitions
  * delete in parallel), one per run of small child prefixes (lib/pipeline/chain-layout.ts), or
- * one chain over the whole location when it has no children or lists within the sample.
+ * one chain over the whole location when it has no children or lists in one page. The page
+ * listed to judge the location is the first chain's first page: it is recorded with the chain
+ * and deleted here, so a small deletion ends without a message to the workers.
  * Idempotent: a repeat registers nothing new and only starts chains that never started.
  */
 export class Dispatcher {
@@ -53,6 +74,7 @@ export class Dispatcher {
   readonly #s3: ObjectStore;
   readonly #queue: WorkSender;
   readonly #finalizer: DispatcherOptions['finalizer'];
+  readonly #pages: DispatcherOptions['pages'];
   readonly #detectVersioning: boolean;
   readonly #pageSize: number;
 
@@ -62,29 +84,53 @@ export class Dispatcher {
     this.#s3 = options.s3;
     this.#queue = options.queue;
     this.#finalizer = options.finalizer;
+    this.#pages = options.pages;
     this.#detectVersioning = options.detectVersioning ?? true;
     this.#pageSize = options.pageSize ?? 1000;
   }
 
   async dispatch(ref: DeletionRef): Promise<DispatchOutcome> {
     let deletion = await this.#deletions.get(ref.tenant, ref.deletionId);
-    if (!deletion || deletion.round !== ref.round) return 'stale';
+    if (!deletion || deletion.round !== ref.round) return { outcome: 'stale' };
     if (deletion.state === 'PENDING') {
       const versioned =
         deletion.versioned === true ||
         (this.#detectVersioning && (await isBucketVersioned(this.#s3, deletion.bucket)));
-      const started = await this.#start(deletion, await this.#plan(deletion, versioned), versioned);
+      const plan = await this.#plan(deletion, versioned);
+      const started = await this.#start(deletion, plan, versioned);
       // Started by this call: the round runs the chains it started, which need not be read.
-      if (started.length > 0) return this.#send(started.map((chain) => pageMessage(chain, 0)));
+      if (started.length > 0) return this.#run(started, plan.firstPage?.objects);
       deletion = await this.#deletions.get(ref.tenant, ref.deletionId);
-      if (!deletion || deletion.round !== ref.round) return 'stale';
+      if (!deletion || deletion.round !== ref.round) return { outcome: 'stale' };
     }
-    if (deletion.state !== 'RUNNING') return 'stale';
+    if (deletion.state !== 'RUNNING') return { outcome: 'stale' };
     if (deletion.chainsTotal === 0) {
       await this.#finalizer.finalize(deletion);
-      return 'empty';
+      return { outcome: 'empty' };
     }
-    return this.#send(await this.firstPages(deletion));
+    await this.#send(await this.firstPages(deletion));
+    return { outcome: 'dispatched' };
+  }
+
+  /**
+   * Sends the first page of every chain this call started. The first chain, when it was
+   * created with the page the plan listed open (`objects`: that page's entries), has its next
+   * page handed on instead, as a worker would, and the listed page is deleted here; without a
+   * page deleter, it goes to a worker, which lists it again.
+   */
+  async #run(started: ChainRecord[], objects: ListedObject[] | undefined) {
+    const [first] = started;
+    const listed = objects && first?.open?.['0'];
+    const pages = listed && this.#pages;
+    const messages = started.flatMap((chain): PageMessage[] => {
+      if (chain !== first || !listed) return [pageMessage(chain, 0)];
+      const next = chain.ended ? [] : [pageMessage(chain, 1)];
+      return pages ? next : [...next, { ...pageMessage(chain, 0), handedOn: true }];
+    });
+    if (messages.length > 0) await this.#send(messages);
+    if (!(pages && first && listed && objects)) return { outcome: 'dispatched' } as const;
+    const firstPage = await pages.deleteListed(first, listed, objects);
+    return { outcome: 'dispatched', firstPage } as const;
   }
 
   /**
@@ -95,35 +141,46 @@ export class Dispatcher {
    * with as many as there are: the start is conditional on PENDING in this round, so only one
    * call starts it, whatever chains an earlier one left.
    */
-  async #start(deletion: DeletionRecord, layout: ChainLayout[], versioned: boolean) {
+  async #start(deletion: DeletionRecord, plan: RoundPlan, versioned: boolean) {
+    const { layout, firstPage: listed } = plan;
     if (layout.length < MAX_TRANSACTION_ITEMS) {
-      const begun = await this.#chains.begin(deletion, layout, versioned);
+      const firstPage = listed && {
+        page: listed.page,
+        ...(listed.next ? { next: listed.next } : {}),
+      };
+      const begun = await this.#chains.begin(deletion, layout, versioned, firstPage);
       if (begun.status === 'ok') return begun.item;
       if (begun.status === 'fenced') return [];
     }
+    // Chain by chain, the first page is not recorded: its chain lists it again.
     await this.#chains.register(deletion, layout, versioned);
     const registered = await collect(this.#chains.list(deletion));
     const started = await this.#deletions.start(deletion, registered.length, versioned);
     return isOk(started) ? registered.filter(notStarted) : [];
   }
 
-  async #send(firstPages: PageMessage[]): Promise<DispatchOutcome> {
+  async #send(messages: PageMessage[]) {
     failpoint('dispatcher.before-enqueue');
-    await this.#queue.send(firstPages);
+    await this.#queue.send(messages);
     failpoint('dispatcher.after-enqueue');
-    return 'dispatched';
   }
 
-  /** The first page of every chain of the round that has not started yet. */
+  /**
+   * The first page of every chain of the round that has not started yet, and a first page
+   * that was listed to start the round and is still open (the call that listed it stopped
+   * before deleting it): the worker that takes it lists it again and hands on the next page.
+   */
   async firstPages(deletion: DeletionRef): Promise<PageMessage[]> {
     const messages: PageMessage[] = [];
     for await (const chain of this.#chains.list(deletion)) {
-      if (notStarted(chain)) messages.push(pageMessage(chain, 0));
+      if (notStarted(chain) || (chain.lastPage === 0 && chain.open?.['0'])) {
+        messages.push(pageMessage(chain, 0));
+      }
     }
     return messages;
   }
 
-  async #plan(deletion: DeletionRecord, versioned: boolean): Promise<ChainLayout[]> {
+  async #plan(deletion: DeletionRecord, versioned: boolean): Promise<RoundPlan> {
     const childrenOfLocation = async () => {
       const listed = await childrenOf(this.#s3, deletion, versioned);
       const prefixes = listed.prefixes.filter((prefix) => isInScope(prefix, scopeOf(deletion)));
@@ -131,26 +188,33 @@ export class Dispatcher {
     };
     const chainOver = (prefix: string) => ({ chainId: chainIdOf(prefix), prefix });
     // A partition deletion takes its partitions and nothing else, never the keys beside them.
-    if (deletion.before) return (await childrenOfLocation()).prefixes.map(chainOver);
-    // Chains pay for themselves in parallel pages: a location that lists within the sample is
-    // one chain (one page), whatever its child prefixes.
-    const sample = await firstPage(
-      { client: this.#s3, pageSize: sampleSize(this.#pageSize) },
+    if (deletion.before) return { layout: (await childrenOfLocation()).prefixes.map(chainOver) };
+    // The location's first page, flat: it judges the location, and it is the first chain's.
+    const first = await firstPage(
+      { client: this.#s3, pageSize: this.#pageSize },
       { Bucket: deletion.bucket, Prefix: deletion.prefix },
       versioned,
     );
-    if (sample.next === undefined) {
-      return sample.objects.length > 0 ? [chainOver(deletion.prefix)] : [];
+    const withFirstPage = (layout: ChainLayout[]): RoundPlan => {
+      const opened = layout[0] && firstPageOf(layout[0], first);
+      return { layout, ...(opened ? { firstPage: opened } : {}) };
+    };
+    // Chains pay for themselves in parallel pages: a location that lists in one page is one
+    // chain (that page), whatever its child prefixes.
+    if (first.next === undefined) {
+      return withFirstPage(first.objects.length > 0 ? [chainOver(deletion.prefix)] : []);
     }
     const children = await childrenOfLocation();
-    // Small children are taken in runs of about a page each, judged by the sample.
+    // Small children are taken in runs of about a page each, judged by the first page.
     if (children.prefixes.length > 1) {
-      return chainsOver(deletion.prefix, children.prefixes, sample.objects, this.#pageSize);
+      return withFirstPage(
+        chainsOver(deletion.prefix, children.prefixes, first.objects, this.#pageSize),
+      );
     }
     // Keys directly under the location, beside child prefixes, are left to the next round:
     // the verify step finds them, and that round's listing has no children left to split by.
-    if (children.prefixes.length > 0) return children.prefixes.map(chainOver);
-    return children.direct ? [chainOver(deletion.prefix)] : [];
+    if (children.prefixes.length > 0) return withFirstPage(children.prefixes.map(chainOver));
+    return withFirstPage(children.direct ? [chainOver(deletion.prefix)] : []);
   }
 }
 

@@ -1,7 +1,11 @@
 import {
+  type ChainLayout,
   type ChainRecord,
   type Cursor,
+  compareKeys,
+  isInRange,
   isInScope,
+  type ListedFirstPage,
   type ListedObject,
   type PageRecord,
 } from '../core/index.ts';
@@ -30,6 +34,28 @@ export function pageOf(
     count: counted.length,
     bytes: counted.reduce((sum, object) => sum + object.size, 0),
   };
+}
+
+/**
+ * The part of a location's first page (listed from the location's start) that is a chain's
+ * page 0: its entries in the chain's prefix and range, which are the chain's first entries
+ * when the chain's keys start the location's (the first chain of a layout). The chain goes on
+ * past the page only if the listing does and nothing after the chain's keys was listed. None
+ * when the page holds none of the chain's keys.
+ */
+export function firstPageOf(
+  chain: ChainLayout,
+  listing: { objects: ListedObject[]; next?: Cursor },
+): (ListedFirstPage & { objects: ListedObject[] }) | undefined {
+  const inChain = (key: string) =>
+    key.startsWith(chain.prefix) && isInRange(key, chain.range ?? {});
+  const objects = listing.objects.filter((object) => inChain(object.key));
+  const page = pageOf(0, undefined, objects);
+  if (!page) return undefined;
+  const past = listing.objects.some(
+    (object) => compareKeys(object.key, page.lastKey) > 0 && !inChain(object.key),
+  );
+  return { page, objects, ...(listing.next && !past ? { next: listing.next } : {}) };
 }
 
 /** True when a listed entry lies in a page's range (for its last key: one of its versions). */

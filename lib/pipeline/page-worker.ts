@@ -150,6 +150,28 @@ export class PageWorker {
     return this.#deleteInTurn(listed.item, page, listing.objects);
   }
 
+  /**
+   * Deletes a chain's page that was listed and recorded before any worker saw it: the first
+   * page of a round's first chain, which the dispatcher listed to lay the round out (so it is
+   * never listed twice). The steps after a worker's own listing: the bucket's key budget (a
+   * page it cannot take yet goes to the queue, to be listed again in its time), the chain's
+   * turn, one DeleteObjects, the count, the settle.
+   */
+  async deleteListed(
+    chain: ChainRecord,
+    page: PageRecord,
+    objects: ListedObject[],
+  ): Promise<WorkOutcome> {
+    for (const object of objects) assertInside(object.key, chain);
+    const later = (await this.#budget?.take(chain.bucket)) ?? 0;
+    if (later > 0) {
+      await this.#queue.send([{ ...pageMessage(chain, page.page), handedOn: true }], later);
+      return { outcome: 'deferred', seconds: later };
+    }
+    await this.#budget?.giveBack(chain.bucket, objects.length);
+    return this.#deleteInTurn(chain, page, objects);
+  }
+
   /** Finishes a page that was listed before (a redelivery after a crash, or a duplicate). */
   async #resume(chain: ChainRecord, message: PageMessage): Promise<WorkOutcome> {
     const pageNumber = message.page;

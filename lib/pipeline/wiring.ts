@@ -76,15 +76,6 @@ export function createPipeline({
     maxRounds: config.maxRounds,
     clock,
   });
-  const dispatcher = new Dispatcher({
-    deletions,
-    chains,
-    s3: clients.s3,
-    queue,
-    finalizer,
-    detectVersioning: config.bucketVersioning === 'auto',
-    pageSize: config.pageSize,
-  });
   const worker = new PageWorker({
     chains,
     deletions,
@@ -112,12 +103,24 @@ export function createPipeline({
         }
       : {}),
   });
+  const dispatching = {
+    deletions,
+    chains,
+    s3: clients.s3,
+    queue,
+    finalizer,
+    detectVersioning: config.bucketVersioning === 'auto',
+    pageSize: config.pageSize,
+  };
+  // The dispatcher deletes the first page it lists; the sweeper, which dispatches only a
+  // deletion whose stream record failed, deletes nothing itself (it may not): a worker does.
+  const dispatcher = new Dispatcher({ ...dispatching, pages: worker });
   const sweeper = new Sweeper({
     deletions,
     index,
     chains,
     queue,
-    dispatcher,
+    dispatcher: new Dispatcher(dispatching),
     finalizer,
     events,
     staleAfterSeconds: config.staleAfterSeconds,

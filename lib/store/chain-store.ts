@@ -9,6 +9,7 @@ import {
   type DeletionTotals,
   duplicate,
   fenced,
+  type ListedFirstPage,
   newChain,
   newChains,
   type Outcome,
@@ -16,6 +17,7 @@ import {
   type PageRecord,
   systemClock,
   totalsOf,
+  withFirstPage,
 } from '../core/index.ts';
 import {
   chainChanges,
@@ -67,14 +69,19 @@ export class ChainStore {
   /**
    * Creates the chains of a round and starts it, in one transaction (so at most 99 chains): the
    * chains, `fenced` if the deletion is not PENDING in that round, or `duplicate` if one of the
-   * chains exists already (`register` made it, and the round starts after it).
+   * chains exists already (`register` made it, and the round starts after it). `firstPage`:
+   * the first chain's page 0, listed already; the chain is created with it open.
    */
   async begin(
     deletion: DeletionRecord,
     chains: ChainLayout[],
     versioned: boolean,
+    firstPage?: ListedFirstPage,
   ): Promise<Outcome<ChainRecord[]>> {
-    const records = newChains(deletion, chains, versioned, this.#clock.now().getTime());
+    const now = this.#clock.now().getTime();
+    const records = newChains(deletion, chains, versioned, now).map((chain, index) =>
+      index === 0 && firstPage ? withFirstPage(chain, firstPage, now) : chain,
+    );
     const result = await this.#table.transact([
       ...records.map((chain) => this.#table.putItem({ ...this.#key(chain), ...chain }, isAbsent)),
       this.#deletions.roundChains(deletion, { chainsTotal: records.length, versioned }),

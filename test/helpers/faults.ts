@@ -22,6 +22,8 @@ export interface FaultPlan {
   reorderSeconds?: number;
   /** Messages silently lost on sending (SQS said yes, nothing arrives). */
   lostMessages?: number;
+  /** Every so many messages sent, one is lost as `lostMessages` loses one: some always are. */
+  loseEvery?: number;
   /** DynamoDB requests refused with ProvisionedThroughputExceededException. */
   dynamoThrottle?: number;
 }
@@ -123,13 +125,16 @@ export function faultyClients(plan: FaultPlan, seed = 42) {
       },
       { step: 'initialize', name: 'injectKeyErrors' },
     );
+    let sent = 0;
     fresh.sqs.middlewareStack.add(
       (next, context) => async (args) => {
         if (context.commandName !== 'SendMessageBatchCommand') return next(args);
         const input = args.input as SendMessageBatchCommandInput;
         const lost: string[] = [];
         let entries = (input.Entries ?? []).filter((entry) => {
-          if (!chance(plan.lostMessages)) return true;
+          sent++;
+          const every = plan.loseEvery !== undefined && sent % plan.loseEvery === 0;
+          if (!every && !chance(plan.lostMessages)) return true;
           counts.lost++;
           lost.push(entry.Id ?? '');
           return false;

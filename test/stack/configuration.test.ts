@@ -86,16 +86,21 @@ describe('maxKeysPerSecond', () => {
   it.each([
     { stack: 'maxKeysPerSecond: 1500', props: { maxKeysPerSecond: 1500 } },
     { stack: '-c maxKeysPerSecond=1500', props: contextOf({ maxKeysPerSecond: '1500' }) },
-  ])('gives the worker LETHE_MAX_KEYS_PER_SECOND=1500 with $stack', ({ props }) => {
-    // Act
-    const { template } = synthesize(props);
+  ])(
+    'gives the worker and the dispatcher LETHE_MAX_KEYS_PER_SECOND=1500 with $stack',
+    ({ props }) => {
+      // Act
+      const { template } = synthesize(props);
 
-    // Assess
-    template.hasResource('AWS::Lambda::Function', {
-      Metadata: { 'lethe:entry': ENTRIES.worker },
-      Properties: { Environment: { Variables: { [ENV.maxKeysPerSecond]: '1500' } } },
-    });
-  });
+      // Assess: both delete pages.
+      for (const entry of [ENTRIES.worker, ENTRIES.dispatcher]) {
+        template.hasResource('AWS::Lambda::Function', {
+          Metadata: { 'lethe:entry': entry },
+          Properties: { Environment: { Variables: { [ENV.maxKeysPerSecond]: '1500' } } },
+        });
+      }
+    },
+  );
 
   it('sets no budget by default', () => {
     // Act

@@ -100,6 +100,56 @@ describe.skipIf(process.env.LETHE_TEST_API_URL)('ChainStore over DynamoDB', () =
     expect((await stores.deletions.get(other.tenant, other.deletionId))?.state).toBe('PENDING');
   });
 
+  it("begins a round with its first chain's first page open, listed already: the page then counts and settles that chain", async () => {
+    const deletion = await stores.putDeletion(
+      aDeletion({ deletionId: randomUUID(), state: 'PENDING' }),
+    );
+    const layout = [0, 1].map((i) => ({
+      chainId: String(i).repeat(20),
+      prefix: `${deletion.prefix}p${i}/`,
+    }));
+    const page = aPage({ page: 0, lastKey: `${deletion.prefix}p0/z`, count: 2, bytes: 40 });
+
+    const begun = await stores.chains.begin(deletion, layout, false, { page });
+    if (begun.status !== 'ok') throw new Error('not begun');
+    const [opened, other] = await collect(stores.chains.list(deletion));
+    const counted = opened && (await stores.chains.completePage(opened, page, counts(2)));
+
+    expect(begun.item).toEqual(
+      expect.arrayContaining([expect.objectContaining({ lastPage: 0, open: { '0': page } })]),
+    );
+    expect(opened).toMatchObject({ lastPage: 0, ended: true, open: { '0': page } });
+    expect(opened?.startedAt).toBeGreaterThan(0);
+    expect(opened).not.toHaveProperty('cursor');
+    expect(other).toMatchObject({ lastPage: -1, ended: false, open: {} });
+    expect(counted?.status).toBe('ok');
+    expect(await stores.chains.get(deletion, layout[0]?.chainId ?? '')).toMatchObject({
+      settled: true,
+      objectsDeleted: 2,
+    });
+    expect(await stores.deletions.get(deletion.tenant, deletion.deletionId)).toMatchObject({
+      chainsTotal: 2,
+      chainsSettled: 1,
+    });
+  });
+
+  it('begins a round whose first chain goes on past its first page from where that page ended', async () => {
+    const deletion = await stores.putDeletion(
+      aDeletion({ deletionId: randomUUID(), state: 'PENDING' }),
+    );
+    const page = aPage({ page: 0, lastKey: `${deletion.prefix}p/k` });
+
+    await stores.chains.begin(deletion, [{ chainId, prefix: `${deletion.prefix}p/` }], false, {
+      page,
+      next: { key: page.lastKey },
+    });
+    const chain = await stores.chains.get(deletion, chainId);
+    const second = chain && (await stores.chains.recordListing(chain, 1, undefined, undefined));
+
+    expect(chain).toMatchObject({ lastPage: 0, ended: false, cursor: { key: page.lastKey } });
+    expect(second?.status).toBe('ok');
+  });
+
   it('begins no round of a deletion that is not PENDING in it', async () => {
     const running = await stores.putDeletion(
       aDeletion({ deletionId: randomUUID(), state: 'RUNNING', chainsTotal: 1 }),

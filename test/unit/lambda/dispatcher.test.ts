@@ -17,7 +17,7 @@ const failedIds = (response: DynamoDBBatchResponse) =>
   response.batchItemFailures.map((failure) => failure.itemIdentifier).sort();
 
 const dispatching = () => ({
-  dispatch: vi.fn<Dispatcher['dispatch']>(async () => 'dispatched'),
+  dispatch: vi.fn<Dispatcher['dispatch']>(async () => ({ outcome: 'dispatched' })),
 });
 
 /** A PENDING deletion of round 2, a stream record and a record without an image. */

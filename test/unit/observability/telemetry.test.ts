@@ -441,7 +441,7 @@ describe('deletion outcomes, counted once in the invocation that made them', () 
       },
       chains: { list: async function* () {} },
       queue: { send: async () => {} },
-      dispatcher: { dispatch: async () => 'dispatched' },
+      dispatcher: { dispatch: async () => ({ outcome: 'dispatched' }) },
       finalizer: finalizer(),
       events: loggedDeletionEvents,
       staleAfterSeconds: 300,

@@ -1,12 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { chainIdOf, isInRange, type ListedObject } from '../../../lib/core/index.ts';
-import {
-  chainsOver,
-  childrenPerChain,
-  RUN_FILL,
-  sampleSize,
-} from '../../../lib/pipeline/chain-layout.ts';
+import { chainsOver, childrenPerChain } from '../../../lib/pipeline/chain-layout.ts';
 
 const location = 'streams/acme/logs/1/';
 const child = (n: number) => `${location}dt=${String(n).padStart(4, '0')}/`;
@@ -38,29 +33,6 @@ describe('childrenPerChain', () => {
     expect(childrenPerChain(location, [...direct, ...sampleOf(50).slice(0, 100)], 1000)).toBe(16);
     expect(childrenPerChain(location, [...direct, ...sampleOf(25).slice(0, 100)], 1000)).toBe(32);
     expect(childrenPerChain(location, direct, 1000)).toBe(1);
-  });
-});
-
-describe('sampleSize', () => {
-  it('is one key more than half a run', () => {
-    expect(sampleSize(1000)).toBe(401);
-    expect(sampleSize(100)).toBe(41);
-  });
-
-  it('judges children of one size as a whole page would: a child of more than half a run has a chain of its own', () => {
-    fc.assert(
-      fc.property(
-        fc.integer({ min: 1, max: 3000 }),
-        fc.integer({ min: 10, max: 1000 }),
-        (perChild, pageSize) => {
-          const page = sampleOf(perChild, pageSize);
-          const sample = page.slice(0, sampleSize(pageSize));
-          const fromSample = childrenPerChain(location, sample, pageSize);
-          expect(fromSample).toBe(childrenPerChain(location, page, pageSize));
-          if (perChild > (RUN_FILL * pageSize) / 2) expect(fromSample).toBe(1);
-        },
-      ),
-    );
   });
 });
 

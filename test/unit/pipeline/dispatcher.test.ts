@@ -17,9 +17,10 @@ import {
   fenced,
   ok,
   pageMessage,
+  withFirstPage,
 } from '../../../lib/core/index.ts';
 import type { DispatcherOptions } from '../../../lib/pipeline/dispatcher.ts';
-import { Dispatcher, type Finalizer } from '../../../lib/pipeline/index.ts';
+import { Dispatcher, type Finalizer, type PageWorker } from '../../../lib/pipeline/index.ts';
 import type { ChainStore, DeletionStore } from '../../../lib/store/index.ts';
 import { aChain, aDeletion, DELETION_ID } from '../../helpers/records.ts';
 
@@ -36,6 +37,7 @@ function dispatcher(
   states: Array<DeletionRecord | undefined>,
   existing: ChainRecord[] = [],
   detectVersioning = false,
+  deletesFirstPage = true,
 ) {
   const registered = [...existing];
   const deletions = {
@@ -48,13 +50,16 @@ function dispatcher(
     registered.some((chain) => chain.chainId === chainId);
   const chains = {
     // The transaction: every chain created and the round started, or nothing written.
-    begin: vi.fn<ChainStore['begin']>(async (deletion, planned, versioned) => {
+    begin: vi.fn<ChainStore['begin']>(async (deletion, planned, versioned, firstPage) => {
       if (planned.some(isRegistered)) return duplicate();
       if ((await deletions.start(deletion, planned.length, versioned)).status !== 'ok') {
         return fenced();
       }
-      registered.push(...made(planned, versioned));
-      return ok(made(planned, versioned));
+      const begun = made(planned, versioned).map((chain, index) =>
+        index === 0 && firstPage ? withFirstPage(chain, firstPage, 0) : chain,
+      );
+      registered.push(...begun);
+      return ok(begun);
     }),
     register: vi.fn<ChainStore['register']>(async (_deletion, planned, versioned) => {
       registered.push(
@@ -74,6 +79,15 @@ function dispatcher(
   const finalizer = {
     finalize: vi.fn<Finalizer['finalize']>(async () => 'completed'),
   } satisfies DispatcherOptions['finalizer'];
+  const pages = {
+    deleteListed: vi.fn<PageWorker['deleteListed']>(async (_chain, page) => ({
+      outcome: 'deleted',
+      objects: page.count,
+      bytes: page.bytes,
+      failures: 0,
+      retriedKeys: 0,
+    })),
+  } satisfies DispatcherOptions['pages'];
   const subject = new Dispatcher({
     deletions,
     chains,
@@ -81,8 +95,9 @@ function dispatcher(
     queue,
     finalizer,
     detectVersioning,
+    ...(deletesFirstPage ? { pages } : {}),
   });
-  return { subject, deletions, chains, queue, finalizer };
+  return { subject, deletions, chains, queue, finalizer, pages };
 }
 
 /** A PENDING deletion, then RUNNING once the dispatcher has started it. */
@@ -123,8 +138,8 @@ describe('Dispatcher.dispatch, a PENDING deletion', () => {
 
     // Assess
     const [flat, byChild] = s3.commandCalls(ListObjectsV2Command).map((call) => call.args[0].input);
-    // The flat listing is a sample: one key more than half a run of a 1,000-key page.
-    expect(flat).toMatchObject({ Bucket: 'lethe-data', Prefix: location, MaxKeys: 401 });
+    // The flat listing is a whole page: the first chain's first page.
+    expect(flat).toMatchObject({ Bucket: 'lethe-data', Prefix: location, MaxKeys: 1000 });
     expect(flat).not.toHaveProperty('Delimiter');
     expect(byChild).toMatchObject({ Bucket: 'lethe-data', Prefix: location, Delimiter: '/' });
   });
@@ -146,10 +161,11 @@ describe('Dispatcher.dispatch, a PENDING deletion', () => {
         { chainId: chainIdOf(day(2)), prefix: day(2) },
       ],
       false,
+      expect.objectContaining({ page: expect.objectContaining({ page: 0 }) }),
     );
   });
 
-  it('makes one chain over the location when all of it lists within the sample, whatever its child prefixes', async () => {
+  it('makes one chain over the location when all of it lists in one page, whatever its child prefixes', async () => {
     // Prepare
     children([day(1), day(2), day(3)], [], true);
     const { subject, chains } = dispatcher(pendingThenRunning({}, 1));
@@ -280,16 +296,92 @@ describe('Dispatcher.dispatch, a PENDING deletion', () => {
     expect(queue.send.mock.calls[0]?.[0]).toHaveLength(2);
   });
 
-  it('starts each chain with its page 0', async () => {
-    // Prepare
+  it("creates the first chain with the page it listed open, hands on that chain's next page and deletes the page itself", async () => {
+    // Prepare: the flat page holds one key of the first child and goes on.
     children([day(1), day(2)]);
-    const { subject, queue } = dispatcher(pendingThenRunning());
+    const { subject, queue, chains, pages } = dispatcher(pendingThenRunning());
 
     // Act
     const outcome = await subject.dispatch(ref);
 
     // Assess
-    expect(outcome).toBe('dispatched');
+    const firstPage = {
+      page: { page: 0, lastKey: `${day(1)}part-0.json`, count: 1, bytes: 3 },
+      next: { key: `${day(1)}part-0.json` },
+    };
+    expect(chains.begin.mock.calls[0]?.[3]).toEqual(firstPage);
+    expect(queue.send).toHaveBeenCalledExactlyOnceWith([
+      pageMessage({ ...aDeletion(), chainId: chainIdOf(day(1)) }, 1),
+      pageMessage({ ...aDeletion(), chainId: chainIdOf(day(2)) }, 0),
+    ]);
+    expect(pages.deleteListed).toHaveBeenCalledExactlyOnceWith(
+      expect.objectContaining({ chainId: chainIdOf(day(1)), lastPage: 0 }),
+      firstPage.page,
+      [{ key: `${day(1)}part-0.json`, size: 3 }],
+    );
+    expect(outcome).toEqual({
+      outcome: 'dispatched',
+      firstPage: { outcome: 'deleted', objects: 1, bytes: 3, failures: 0, retriedKeys: 0 },
+    });
+  });
+
+  it('deletes a location that lists in one page without a message to the workers', async () => {
+    // Prepare
+    children([day(1), day(2)], [], true);
+    const { subject, queue, chains, pages } = dispatcher(pendingThenRunning({}, 1));
+
+    // Act
+    await subject.dispatch(ref);
+
+    // Assess: the one chain ends with the page it was created with.
+    expect(chains.begin.mock.calls[0]?.[3]).toEqual({
+      page: { page: 0, lastKey: `${day(1)}part-0.json`, count: 1, bytes: 3 },
+    });
+    expect(pages.deleteListed).toHaveBeenCalledExactlyOnceWith(
+      expect.objectContaining({ chainId: chainIdOf(location), lastPage: 0, ended: true }),
+      expect.objectContaining({ page: 0 }),
+      [{ key: `${day(1)}part-0.json`, size: 3 }],
+    );
+    expect(queue.send).not.toHaveBeenCalled();
+  });
+
+  it('leaves the page it listed to a worker when it has no page deleter, after the next page', async () => {
+    // Prepare
+    children([day(1), day(2)]);
+    const { subject, queue } = dispatcher(pendingThenRunning(), [], false, false);
+
+    // Act
+    const outcome = await subject.dispatch(ref);
+
+    // Assess
+    expect(outcome).toEqual({ outcome: 'dispatched' });
+    const first = pageMessage({ ...aDeletion(), chainId: chainIdOf(day(1)) }, 0);
+    expect(queue.send).toHaveBeenCalledExactlyOnceWith([
+      pageMessage({ ...aDeletion(), chainId: chainIdOf(day(1)) }, 1),
+      { ...first, handedOn: true },
+      pageMessage({ ...aDeletion(), chainId: chainIdOf(day(2)) }, 0),
+    ]);
+  });
+
+  it('creates no chain with a page open when the page holds none of its keys', async () => {
+    // Prepare: the flat page holds only a key directly under the location, before the children.
+    s3.on(ListObjectsV2Command).resolves({
+      Contents: [{ Key: `${location}a.json`, Size: 3 }],
+      IsTruncated: true,
+      NextContinuationToken: 'more',
+    });
+    s3.on(ListObjectsV2Command, { Delimiter: '/' }).resolves({
+      CommonPrefixes: [{ Prefix: day(1) }, { Prefix: day(2) }],
+      IsTruncated: false,
+    });
+    const { subject, queue, chains, pages } = dispatcher(pendingThenRunning());
+
+    // Act
+    await subject.dispatch(ref);
+
+    // Assess
+    expect(chains.begin.mock.calls[0]?.[3]).toBeUndefined();
+    expect(pages.deleteListed).not.toHaveBeenCalled();
     expect(queue.send).toHaveBeenCalledExactlyOnceWith([
       pageMessage({ ...aDeletion(), chainId: chainIdOf(day(1)) }, 0),
       pageMessage({ ...aDeletion(), chainId: chainIdOf(day(2)) }, 0),
@@ -305,7 +397,7 @@ describe('Dispatcher.dispatch, a PENDING deletion', () => {
     const outcome = await subject.dispatch(ref);
 
     // Assess
-    expect(outcome).toBe('empty');
+    expect(outcome).toEqual({ outcome: 'empty' });
     expect(deletions.start).toHaveBeenCalledExactlyOnceWith(expect.anything(), 0, false);
     expect(finalizer.finalize).toHaveBeenCalledExactlyOnceWith(aDeletion({ chainsTotal: 0 }));
     expect(queue.send).not.toHaveBeenCalled();
@@ -324,7 +416,7 @@ describe('Dispatcher.dispatch, a PENDING deletion', () => {
     const outcome = await subject.dispatch(ref);
 
     // Assess
-    expect(outcome).toBe('stale');
+    expect(outcome).toEqual({ outcome: 'stale' });
     expect(chains.register).not.toHaveBeenCalled();
     expect(queue.send).not.toHaveBeenCalled();
   });
@@ -358,8 +450,8 @@ describe('Dispatcher.dispatch, starting the round', () => {
     // Act
     const outcome = await subject.dispatch(ref);
 
-    // Assess
-    expect(outcome).toBe('dispatched');
+    // Assess: chain by chain, the first page is not recorded, and every chain starts at page 0.
+    expect(outcome).toEqual({ outcome: 'dispatched' });
     expect(chains.register).toHaveBeenCalledOnce();
     expect(deletions.start).toHaveBeenLastCalledWith(expect.anything(), 3, false);
     expect(
@@ -417,6 +509,7 @@ describe('Dispatcher.dispatch, a bucket that keeps versions', () => {
       expect.anything(),
       expect.anything(),
       true,
+      expect.anything(),
     );
     expect(deletions.start).toHaveBeenCalledExactlyOnceWith(expect.anything(), 1, true);
   });
@@ -484,7 +577,7 @@ describe('Dispatcher.dispatch, a deletion that is not PENDING', () => {
     const outcome = await subject.dispatch(ref);
 
     // Assess
-    expect(outcome).toBe('stale');
+    expect(outcome).toEqual({ outcome: 'stale' });
     expect(s3.calls()).toHaveLength(0);
     expect(chains.begin).not.toHaveBeenCalled();
     expect(chains.register).not.toHaveBeenCalled();
@@ -509,6 +602,20 @@ describe('Dispatcher.dispatch, a deletion that is not PENDING', () => {
     expect(queue.send).toHaveBeenCalledExactlyOnceWith([
       pageMessage(aChain({ chainId: 'b'.repeat(20) }), 0),
     ]);
+  });
+
+  it('on a repeat, sends again a first page that was listed to start the round and is still open', async () => {
+    // Prepare: the call that started the round stopped before it deleted the page it listed.
+    const page = { page: 0, lastKey: `${day(1)}part-0.json`, count: 1, bytes: 3 };
+    const opened = aChain({ chainId: 'a'.repeat(20), lastPage: 0, open: { '0': page } });
+    const counted = aChain({ chainId: 'b'.repeat(20), lastPage: 0, open: {} });
+    const { subject, queue } = dispatcher([aDeletion({ chainsTotal: 2 })], [opened, counted]);
+
+    // Act
+    await subject.dispatch(ref);
+
+    // Assess
+    expect(queue.send).toHaveBeenCalledExactlyOnceWith([pageMessage(opened, 0)]);
   });
 
   it('on a repeat, plans nothing again', async () => {

@@ -1438,3 +1438,71 @@ describe('PageWorker.handle, a chain S3 slows down', () => {
     expect(chains.completePage.mock.calls[0]?.[3]).toBeUndefined();
   });
 });
+
+describe('PageWorker.deleteListed, a first page the dispatcher listed', () => {
+  const record = aPage({ page: 0, lastKey: b.key, count: 2, bytes: 30 });
+  const opened = aChain({ lastPage: 0, ended: true, open: { '0': record } });
+
+  it('deletes and counts it without listing, and settles its chain', async () => {
+    // Prepare
+    const { pageWorker, deleter, chains, finalizer } = worker(opened);
+
+    // Act
+    const result = await pageWorker.deleteListed(opened, record, [a, b]);
+
+    // Assess
+    expect(result).toMatchObject({ outcome: 'deleted', objects: 2, bytes: 30 });
+    expect(s3.calls()).toHaveLength(0);
+    expect(deleter.deletePage).toHaveBeenCalledExactlyOnceWith(opened.bucket, [a, b]);
+    expect(chains.completePage).toHaveBeenCalledExactlyOnceWith(
+      opened,
+      record,
+      { objects: 2, bytes: 30, failed: 0 },
+      undefined,
+    );
+    expect(finalizer.settle).toHaveBeenCalledOnce();
+  });
+
+  it("sends it to the queue, to be listed again in its time, when the bucket's key budget has no room", async () => {
+    // Prepare
+    const take = vi.fn(async () => 3);
+    const giveBack = vi.fn(async () => {});
+    const { pageWorker, deleter, queue } = worker(opened, { take, giveBack });
+
+    // Act
+    const result = await pageWorker.deleteListed(opened, record, [a, b]);
+
+    // Assess: its next page was handed on with it, so the message says so.
+    expect(result).toEqual({ outcome: 'deferred', seconds: 3 });
+    expect(queue.send).toHaveBeenCalledExactlyOnceWith([{ ...page(0), handedOn: true }], 3);
+    expect(deleter.deletePage).not.toHaveBeenCalled();
+    expect(giveBack).not.toHaveBeenCalled();
+  });
+
+  it('gives back to the budget what the page did not hold of a whole page', async () => {
+    // Prepare
+    const take = vi.fn(async () => 0);
+    const giveBack = vi.fn(async () => {});
+    const { pageWorker, deleter } = worker(opened, { take, giveBack });
+
+    // Act
+    await pageWorker.deleteListed(opened, record, [a, b]);
+
+    // Assess
+    expect(giveBack).toHaveBeenCalledExactlyOnceWith(opened.bucket, 2);
+    expect(deleter.deletePage).toHaveBeenCalledOnce();
+  });
+
+  it('refuses a key outside the deletion’s location, deleting nothing', async () => {
+    // Prepare
+    const { pageWorker, deleter } = worker(opened);
+    const stray = { key: 'streams/acme/other/1/a', size: 1 };
+
+    // Act
+    const attempt = pageWorker.deleteListed(opened, record, [a, stray]);
+
+    // Assess
+    await expect(attempt).rejects.toThrow(/outside the deletion's location/);
+    expect(deleter.deletePage).not.toHaveBeenCalled();
+  });
+});

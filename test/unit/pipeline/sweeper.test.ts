@@ -59,7 +59,7 @@ function sweeper(
     send: vi.fn<SweeperOptions['queue']['send']>(async () => {}),
   } satisfies SweeperOptions['queue'];
   const dispatcher = {
-    dispatch: vi.fn<Dispatcher['dispatch']>(async () => 'dispatched'),
+    dispatch: vi.fn<Dispatcher['dispatch']>(async () => ({ outcome: 'dispatched' })),
   } satisfies SweeperOptions['dispatcher'];
   const finalizer = {
     finalize: vi.fn<Finalizer['finalize']>(async () => 'completed'),

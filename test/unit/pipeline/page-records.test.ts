@@ -1,0 +1,113 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import {
+  type ChainLayout,
+  chainIdOf,
+  compareKeys,
+  isInRange,
+  type ListedObject,
+} from '../../../lib/core/index.ts';
+import { chainsOver } from '../../../lib/pipeline/chain-layout.ts';
+import { firstPageOf } from '../../../lib/pipeline/page-records.ts';
+
+const location = 'streams/acme/logs/1/';
+const day = (n: number) => `${location}dt=2026-01-0${n}/`;
+const listed = (...keys: string[]): ListedObject[] => keys.map((key) => ({ key, size: 2 }));
+const overDay = (n: number): ChainLayout => ({ chainId: chainIdOf(day(n)), prefix: day(n) });
+
+describe('firstPageOf', () => {
+  it("is the whole page, going on where the listing does, when every key is the chain's", () => {
+    const objects = listed(`${day(1)}a`, `${day(1)}b`);
+    const page = firstPageOf(overDay(1), { objects, next: { key: `${day(1)}b` } });
+    expect(page).toEqual({
+      page: { page: 0, lastKey: `${day(1)}b`, count: 2, bytes: 4 },
+      objects,
+      next: { key: `${day(1)}b` },
+    });
+  });
+
+  it("ends the chain with the page once a key after the chain's was listed", () => {
+    const listing = { objects: listed(`${day(1)}a`, `${day(2)}a`), next: { key: `${day(2)}a` } };
+    const page = firstPageOf(overDay(1), listing);
+    expect(page?.objects).toEqual(listed(`${day(1)}a`));
+    expect(page).not.toHaveProperty('next');
+  });
+
+  it('cuts a range chain at its upper bound', () => {
+    const chain = { chainId: 'run', prefix: location, range: { below: day(2) } };
+    const listing = { objects: listed(`${day(1)}a`, `${day(2)}a`), next: { key: `${day(2)}a` } };
+    expect(firstPageOf(chain, listing)).toEqual({
+      page: { page: 0, lastKey: `${day(1)}a`, count: 1, bytes: 2 },
+      objects: listed(`${day(1)}a`),
+    });
+  });
+
+  it("leaves out keys before the chain's, and is none when the page holds none of its keys", () => {
+    const before = listed(`${location}a.json`);
+    expect(firstPageOf(overDay(1), { objects: before, next: { key: `${location}a.json` } })).toBe(
+      undefined,
+    );
+    const page = firstPageOf(overDay(1), { objects: [...before, ...listed(`${day(1)}a`)] });
+    expect(page?.objects).toEqual(listed(`${day(1)}a`));
+  });
+
+  it('names the versions of its last key that are its own, in a versioned listing', () => {
+    const objects = [
+      { key: `${day(1)}a`, size: 1, versionId: 'v2' },
+      { key: `${day(1)}a`, size: 1, versionId: 'v1' },
+    ];
+    const page = firstPageOf(overDay(1), { objects, next: { key: `${day(1)}a`, versionId: 'v1' } });
+    expect(page?.page.lastKeyVersions).toEqual(['v2', 'v1']);
+  });
+
+  it("is the first chain's first keys, and never ends the chain while it has keys left", () => {
+    // Any location: child prefixes of any size, keys directly under it, any page size.
+    const locationKeys = fc
+      .tuple(
+        fc.array(fc.integer({ min: 0, max: 40 }), { minLength: 2, maxLength: 12 }),
+        fc.array(fc.string({ unit: 'grapheme-ascii', maxLength: 6 }), { maxLength: 8 }),
+      )
+      .map(([sizes, direct]) => {
+        const keys = new Set<string>(direct.map((name) => `${location}${name.replace('/', '')}`));
+        sizes.forEach((size, n) => {
+          for (let i = 0; i < size; i++) keys.add(`${location}p${n}/k${i}`);
+        });
+        return [...keys].sort(compareKeys);
+      });
+    fc.assert(
+      fc.property(locationKeys, fc.integer({ min: 1, max: 60 }), (keys, pageSize) => {
+        const objects = listed(...keys.slice(0, pageSize));
+        const listing = {
+          objects,
+          ...(keys.length > pageSize ? { next: { key: keys[pageSize - 1] as string } } : {}),
+        };
+        const children = [
+          ...new Set(
+            keys
+              .filter((key) => key.slice(location.length).includes('/'))
+              .map((key) => key.slice(0, key.indexOf('/', location.length) + 1)),
+          ),
+        ];
+        const layouts = [
+          chainsOver(location, children, objects, pageSize)[0],
+          children[0] && { chainId: 'child', prefix: children[0] },
+          { chainId: 'location', prefix: location },
+        ];
+        for (const chain of layouts) {
+          if (!chain) continue;
+          const own = keys.filter(
+            (key) => key.startsWith(chain.prefix) && isInRange(key, chain.range ?? {}),
+          );
+          const page = firstPageOf(chain, listing);
+          const count = page?.objects.length ?? 0;
+          expect(page?.objects.map((object) => object.key) ?? []).toEqual(own.slice(0, count));
+          if (page && own.length > count) expect(page.next).toBeDefined();
+          if (page) expect(page.page.count).toBe(count);
+          // None only when the chain's first key lies beyond the page.
+          if (!page && own.length > 0)
+            expect(keys.indexOf(own[0] as string)).toBeGreaterThanOrEqual(pageSize);
+        }
+      }),
+    );
+  });
+});

@@ -2,7 +2,7 @@ import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-p
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { Context, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import { z } from 'zod';
-import { InvalidMessageError, NAME_PATTERN } from '../core/index.ts';
+import { type DeletionRecord, InvalidMessageError, NAME_PATTERN } from '../core/index.ts';
 import { count, keysOf, loggedDeletionEvents, type Telemetry } from '../observability/index.ts';
 import {
   createPipeline,
@@ -60,7 +60,13 @@ type Pending =
       ref: { tenant: string; stream: string; deletionId: string; offboardingId: string };
       keys: object;
     }
-  | { kind: 'deletion'; ref: { tenant: string; deletionId: string; round: number }; keys: object }
+  | {
+      kind: 'deletion';
+      ref: { tenant: string; deletionId: string; round: number };
+      /** The deletion as the record's new image shows it: the item, as a read would. */
+      image: DeletionRecord;
+      keys: object;
+    }
   | { kind: 'plan'; ref: { tenant: string; planId: string }; keys: object };
 
 function pendingWorkOf(record: DynamoDBRecord): Pending {
@@ -92,7 +98,8 @@ function pendingWorkOf(record: DynamoDBRecord): Pending {
   const result = DeletionImage.safeParse(item);
   if (!result.success) throw new InvalidMessageError(`not a pending deletion: ${result.error}`);
   const { tenant, deletionId, round } = result.data;
-  return { kind: 'deletion', ref: { tenant, deletionId, round }, keys: keysOf(result.data) };
+  const ref = { tenant, deletionId, round };
+  return { kind: 'deletion', ref, image: item as DeletionRecord, keys: keysOf(result.data) };
 }
 
 /**
@@ -152,7 +159,7 @@ export const dispatcherHandler =
                 telemetry.logger.info('plan started', { planId: pending.ref.planId, outcome });
                 return;
               }
-              const dispatched = await dispatcher.dispatch(pending.ref);
+              const dispatched = await dispatcher.dispatch(pending.ref, pending.image);
               if ('firstPage' in dispatched && dispatched.firstPage)
                 countWork(dispatched.firstPage);
               telemetry.logger.info('dispatched', { round: pending.ref.round, ...dispatched });

@@ -89,8 +89,18 @@ export class Dispatcher {
     this.#pageSize = options.pageSize ?? 1000;
   }
 
-  async dispatch(ref: DeletionRef): Promise<DispatchOutcome> {
-    let deletion = await this.#deletions.get(ref.tenant, ref.deletionId);
+  /**
+   * `seen`: the deletion as its table stream record showed it. Taken as it is when it is
+   * PENDING in the round: a stale image is fenced by the round's conditional start, after which
+   * the deletion is read. Otherwise, or without it, the deletion is read first.
+   */
+  async dispatch(ref: DeletionRef, seen?: DeletionRecord): Promise<DispatchOutcome> {
+    const pending =
+      seen?.state === 'PENDING' &&
+      seen.round === ref.round &&
+      seen.tenant === ref.tenant &&
+      seen.deletionId === ref.deletionId;
+    let deletion = pending ? seen : await this.#deletions.get(ref.tenant, ref.deletionId);
     if (!deletion || deletion.round !== ref.round) return { outcome: 'stale' };
     if (deletion.state === 'PENDING') {
       const versioned =

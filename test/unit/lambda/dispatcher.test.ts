@@ -1,4 +1,5 @@
-import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
+import { S3Client } from '@aws-sdk/client-s3';
+import { DynamoDBDocumentClient, GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import type { DynamoDBBatchResponse } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
@@ -10,6 +11,7 @@ import { aDeletion, aStream, DELETION_ID, TABLE } from '../../helpers/records.ts
 import { capturedOutput, capturedTelemetry, quietTelemetry } from '../../helpers/telemetry.ts';
 
 const table = mockClient(DynamoDBDocumentClient);
+const s3 = mockClient(S3Client);
 const OFF = 'c3d5e7f9-2b4c-4d6e-8f0a-1b2c3d4e5f6a';
 
 /** Records are processed concurrently: the order of the failures carries no meaning. */
@@ -30,6 +32,7 @@ const mixedBatch = () =>
 
 beforeEach(() => {
   table.reset();
+  s3.reset();
 });
 
 describe('dispatcherHandler, a batch of stream records', () => {
@@ -44,7 +47,7 @@ describe('dispatcherHandler, a batch of stream records', () => {
     expect(failedIds(response)).toEqual(['200', '300']);
   });
 
-  it('dispatches the pending deletion of the good record, by its reference', async () => {
+  it('dispatches the pending deletion of the good record, by its reference and as its image shows it', async () => {
     // Prepare
     const dispatcher = dispatching();
     const handler = dispatcherHandler(dispatcher, quietTelemetry());
@@ -52,9 +55,12 @@ describe('dispatcherHandler, a batch of stream records', () => {
     // Act
     await handler(mixedBatch());
 
-    // Assess
+    // Assess: the image is the deletion's item, so the dispatcher need not read it.
     expect(dispatcher.dispatch.mock.calls).toEqual([
-      [{ tenant: 'acme', deletionId: DELETION_ID, round: 2 }],
+      [
+        { tenant: 'acme', deletionId: DELETION_ID, round: 2 },
+        aDeletion({ state: 'PENDING', round: 2 }),
+      ],
     ]);
   });
 
@@ -224,8 +230,10 @@ describe('createDispatcherHandler', () => {
     POWERTOOLS_METRICS_DISABLED: 'true',
   };
 
-  it('reads the deletion from the table it is configured with, and logs a gone one as stale', async () => {
-    // Prepare
+  it('starts the round in the table it is configured with, reads it there, and logs a gone deletion as stale', async () => {
+    // Prepare: an empty location; the deletion is gone when read after the start.
+    s3.onAnyCommand().resolves({});
+    table.on(TransactWriteCommand).resolves({});
     table.on(GetCommand).resolves({});
     const handler = createDispatcherHandler(env, createClients());
 
@@ -234,6 +242,8 @@ describe('createDispatcherHandler', () => {
 
     // Assess
     expect(response).toEqual({ batchItemFailures: [] });
+    const started = table.commandCalls(TransactWriteCommand)[0]?.args[0].input.TransactItems;
+    expect(started?.[0]?.Update).toMatchObject({ TableName: TABLE });
     expect(table.commandCalls(GetCommand)[0]?.args[0].input).toMatchObject({ TableName: TABLE });
     expect(output.logs()).toEqual([
       expect.objectContaining({

@@ -563,6 +563,59 @@ describe('Dispatcher.dispatch, a bucket that keeps versions', () => {
   });
 });
 
+describe('Dispatcher.dispatch, the deletion as its stream record showed it', () => {
+  it('takes a PENDING image of the round as it is, reading nothing before the start', async () => {
+    // Prepare
+    children([day(1), day(2)]);
+    const image = aDeletion({ state: 'PENDING' });
+    const { subject, deletions, chains } = dispatcher([aDeletion({ state: 'RUNNING' })]);
+
+    // Act
+    const outcome = await subject.dispatch(ref, image);
+
+    // Assess
+    expect(outcome).toMatchObject({ outcome: 'dispatched' });
+    expect(deletions.get).not.toHaveBeenCalled();
+    expect(chains.begin.mock.calls[0]?.[0]).toBe(image);
+  });
+
+  it('reads the deletion when the round started meanwhile (the image is stale), and sends what was not sent', async () => {
+    // Prepare: another call started the round; its chain never started.
+    children([day(1)]);
+    const { subject, deletions, queue } = dispatcher(
+      [aDeletion({ chainsTotal: 1 })],
+      [aChain({ chainId: chainIdOf(day(1)), prefix: day(1), lastPage: -1 })],
+    );
+    deletions.start.mockResolvedValue(fenced());
+
+    // Act
+    const outcome = await subject.dispatch(ref, aDeletion({ state: 'PENDING' }));
+
+    // Assess
+    expect(outcome).toEqual({ outcome: 'dispatched' });
+    expect(deletions.get).toHaveBeenCalledOnce();
+    expect(queue.send).toHaveBeenCalledExactlyOnceWith([
+      pageMessage(aChain({ chainId: chainIdOf(day(1)) }), 0),
+    ]);
+  });
+
+  it.each<[string, DeletionRecord]>([
+    ['of another round', aDeletion({ state: 'PENDING', round: 2 })],
+    ['that is not PENDING', aDeletion({ state: 'RUNNING' })],
+  ])('reads the deletion first for an image %s', async (_, image) => {
+    // Prepare
+    const { subject, deletions } = dispatcher([aDeletion({ state: 'COMPLETED' })]);
+
+    // Act
+    const outcome = await subject.dispatch(ref, image);
+
+    // Assess
+    expect(outcome).toEqual({ outcome: 'stale' });
+    expect(deletions.get).toHaveBeenCalledOnce();
+    expect(s3.calls()).toHaveLength(0);
+  });
+});
+
 describe('Dispatcher.dispatch, a deletion that is not PENDING', () => {
   it.each<[string, DeletionRecord | undefined]>([
     ['a record of an older round', aDeletion({ state: 'PENDING', round: 2 })],

@@ -61,6 +61,12 @@ export interface LetheStackProps extends StackProps {
 
 const WORKER_TIMEOUT = Duration.seconds(60);
 
+/**
+ * One full vCPU: parsing a 1,000-key listing sits on every chain link, and Lambda gives CPU in
+ * proportion to memory (BENCHMARKS.md, "Memory"). The heap needs far less.
+ */
+const WORKER_MEMORY_MB = 1769;
+
 /** Lethe: the API, the tombstone table, the work queue and the four functions. */
 export class LetheStack extends Stack {
   /** First path segment of every stream location. */
@@ -118,13 +124,14 @@ export class LetheStack extends Stack {
     const dispatcher = new LetheFunction(this, 'Dispatcher', {
       entry: 'functions/dispatcher.ts',
       timeout: Duration.seconds(60),
+      // The worker's CPU: a batch of up to 100 records parses a 1,000-key listing and builds a
+      // DeleteObjects body for each, the first page of every round it starts.
+      memorySize: WORKER_MEMORY_MB,
     });
     const worker = new LetheFunction(this, 'Worker', {
       entry: 'functions/worker.ts',
       timeout: WORKER_TIMEOUT,
-      // One full vCPU: parsing a 1,000-key listing sits on every chain link, and Lambda gives
-      // CPU in proportion to memory (BENCHMARKS.md, "Memory"). The heap needs far less.
-      memorySize: 1769,
+      memorySize: WORKER_MEMORY_MB,
     });
     // The bucket's key budget holds wherever pages are deleted: the dispatcher deletes a round's
     // first page.

@@ -149,16 +149,14 @@ export class Dispatcher {
    * Otherwise, or if a chain exists already (a round begun chain by chain and not started),
    * every chain is created on its own, the round's chains are read back, and the round starts
    * with as many as there are: the start is conditional on PENDING in this round, so only one
-   * call starts it, whatever chains an earlier one left.
+   * call starts it, whatever chains an earlier one left. Only the transaction creates the first
+   * chain with the plan's first page open.
    */
   async #start(deletion: DeletionRecord, plan: RoundPlan, versioned: boolean) {
     const { layout, firstPage: listed } = plan;
     if (layout.length < MAX_TRANSACTION_ITEMS) {
-      const firstPage = listed && {
-        page: listed.page,
-        ...(listed.next ? { next: listed.next } : {}),
-      };
-      const begun = await this.#chains.begin(deletion, layout, versioned, firstPage);
+      const opened = listed && { page: listed.page, ...(listed.next ? { next: listed.next } : {}) };
+      const begun = await this.#chains.begin(deletion, layout, versioned, opened);
       if (begun.status === 'ok') return begun.item;
       if (begun.status === 'fenced') return [];
     }
@@ -205,26 +203,24 @@ export class Dispatcher {
       { Bucket: deletion.bucket, Prefix: deletion.prefix },
       versioned,
     );
-    const withFirstPage = (layout: ChainLayout[]): RoundPlan => {
+    const laidOut = (layout: ChainLayout[]): RoundPlan => {
       const opened = layout[0] && firstPageOf(layout[0], first);
       return { layout, ...(opened ? { firstPage: opened } : {}) };
     };
     // Chains pay for themselves in parallel pages: a location that lists in one page is one
     // chain (that page), whatever its child prefixes.
     if (first.next === undefined) {
-      return withFirstPage(first.objects.length > 0 ? [chainOver(deletion.prefix)] : []);
+      return laidOut(first.objects.length > 0 ? [chainOver(deletion.prefix)] : []);
     }
     const children = await childrenOfLocation();
     // Small children are taken in runs of about a page each, judged by the first page.
     if (children.prefixes.length > 1) {
-      return withFirstPage(
-        chainsOver(deletion.prefix, children.prefixes, first.objects, this.#pageSize),
-      );
+      return laidOut(chainsOver(deletion.prefix, children.prefixes, first.objects, this.#pageSize));
     }
     // Keys directly under the location, beside child prefixes, are left to the next round:
     // the verify step finds them, and that round's listing has no children left to split by.
-    if (children.prefixes.length > 0) return withFirstPage(children.prefixes.map(chainOver));
-    return withFirstPage(children.direct ? [chainOver(deletion.prefix)] : []);
+    if (children.prefixes.length > 0) return laidOut(children.prefixes.map(chainOver));
+    return laidOut(children.direct ? [chainOver(deletion.prefix)] : []);
   }
 }
 

@@ -13,9 +13,10 @@ const RUN_FILL = 0.8;
  * So small children are taken in contiguous runs, each about a page, judged by the
  * location's first page of a flat listing (`sample`): the keys per child prefix it holds. A
  * run is a key range of the location: from its first child to the next run's first child, so
- * the runs together cover every key of the location, those directly under it included. The sample sees only the first children: a run whose page comes back full and
- * still inside its range hands half of the children left to a new chain (`PageWorker`,
- * `ChainStore.split`), so a guess too large costs a few splits, not a serial deletion.
+ * the runs together cover every key of the location, those directly under it included. The
+ * sample sees only the first children: a run whose page comes back full and still inside its
+ * range hands half of the children left to a new chain (`PageWorker`, `ChainStore.split`), so
+ * a guess too large costs a few splits, not a serial deletion.
  */
 export function chainsOver(
   location: string,

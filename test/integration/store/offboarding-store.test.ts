@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { documentClient, OffboardingStore, Table } from '../../../lib/store/index.ts';
+import { OffboardingStore } from '../../../lib/store/index.ts';
 import { storesOf } from '../../helpers/stores.ts';
 import { startTarget, type TestTarget } from '../../helpers/target.ts';
 
@@ -15,10 +15,7 @@ describe.skipIf(process.env.LETHE_TEST_API_URL)('OffboardingStore links and coun
     target = await startTarget();
     if (!target.local) throw new Error('needs the in-process local stack');
     stores = storesOf(target.local);
-    const client = documentClient(target.local.clients.dynamodb);
-    offboardings = new OffboardingStore({
-      table: new Table(client, target.local.resources.tableName),
-    });
+    offboardings = new OffboardingStore({ table: stores.table });
   });
   afterAll(async () => {
     await target?.stop();

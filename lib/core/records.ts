@@ -78,6 +78,11 @@ export interface DeletionRecord extends DeletionRef {
    * need not look at the stream for one.
    */
   ingestsSettled?: true;
+  /**
+   * A multipart upload under the location was recorded to be aborted (set before the first
+   * record is written): only then are the deletion's aborted uploads counted with a query.
+   */
+  uploadsRecorded?: true;
   /** Why a deletion FAILED when no single key explains it (stalled, location never empties). */
   reason?: FailureReason;
 }

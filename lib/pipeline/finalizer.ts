@@ -125,9 +125,11 @@ export class Finalizer {
       return 'delayed';
     }
     failpoint('finalize.before-verify');
-    const left = await this.#whatIsLeft(deletion);
+    const { left, recorded } = await this.#whatIsLeft(deletion);
     const verifiedAt = this.#clock.now().toISOString();
-    const final = await this.#totals(deletion, settled);
+    // Uploads recorded just now count as the deletion's, which was read before they were.
+    const seen: DeletionRecord = recorded ? { ...deletion, uploadsRecorded: true } : deletion;
+    const final = await this.#totals(seen, settled);
     if (left.empty) {
       failpoint('finalize.after-verify');
       const done = await this.#deletions.complete({ ...final, verifiedAt });
@@ -175,26 +177,30 @@ export class Finalizer {
    * listing of objects cannot see), then uploads in progress (invisible to both, and able to
    * complete into an emptied location). Uploads found are aborted and, if nothing else was
    * left, the scope is looked at again: an upload that completed meanwhile is an object now.
-   * An empty location costs two listings.
+   * An empty location costs two listings. `recorded`: uploads were recorded to be aborted.
    */
-  async #whatIsLeft(deletion: DeletionRecord): Promise<Leftovers> {
+  async #whatIsLeft(deletion: DeletionRecord): Promise<{ left: Leftovers; recorded: boolean }> {
     const left = await whatIsLeftOf(this.#s3, deletion.bucket, scopeOf(deletion));
-    if (left.empty) return left;
-    await this.#abortUploads(deletion);
-    return left.upload ? whatIsLeftOf(this.#s3, deletion.bucket, scopeOf(deletion)) : left;
+    if (left.empty) return { left, recorded: false };
+    const recorded = await this.#abortUploads(deletion);
+    if (!left.upload) return { left, recorded };
+    return { left: await whatIsLeftOf(this.#s3, deletion.bucket, scopeOf(deletion)), recorded };
   }
 
   /**
    * Aborts every multipart upload in progress under the location, each recorded before it is
-   * aborted, so a repeated verification counts it once.
+   * aborted, so a repeated verification counts it once. True if it recorded any.
    */
-  async #abortUploads(deletion: DeletionRecord) {
+  async #abortUploads(deletion: DeletionRecord): Promise<boolean> {
+    let recorded = false;
     for await (const uploads of uploadsUnder(this.#s3, deletion.bucket, deletion.prefix)) {
       const inside = uploads.filter((upload) => isInScope(upload.key, scopeOf(deletion)));
       if (inside.length === 0) continue;
       await this.#uploads.record(deletion, inside);
+      recorded = true;
       for (const upload of inside) await abortUpload(this.#s3, deletion.bucket, upload);
     }
+    return recorded;
   }
 
   async #fail(final: DeletionRecord, reason?: FailureReason): Promise<FinalizeOutcome> {

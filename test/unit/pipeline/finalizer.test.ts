@@ -194,6 +194,10 @@ describe('Finalizer.finalize', () => {
     ]);
     expect(steps).toEqual(['record', 'abort u1', 'abort u2']);
     expect(s3.commandCalls(ListObjectVersionsCommand)).toHaveLength(2);
+    // The deletion was read before its uploads were recorded: the count is told they were.
+    expect(uploads.count).toHaveBeenCalledExactlyOnceWith(
+      expect.objectContaining({ uploadsRecorded: true }),
+    );
     expect(deletions.complete).toHaveBeenCalledWith(
       expect.objectContaining({ multipartUploadsAborted: 2 }),
     );

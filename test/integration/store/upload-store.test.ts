@@ -1,0 +1,75 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { UploadStore } from '../../../lib/store/index.ts';
+import { storesOf } from '../../helpers/stores.ts';
+import { startTarget, type TestTarget } from '../../helpers/target.ts';
+
+/** The uploads a deletion aborted, and its mark, against the emulator's DynamoDB. */
+describe.skipIf(process.env.LETHE_TEST_API_URL)('UploadStore records and counts', () => {
+  let target: TestTarget;
+  let stores: ReturnType<typeof storesOf>;
+  let uploads: UploadStore;
+  const tenant = () => `t${randomUUID().slice(0, 8)}`;
+
+  beforeAll(async () => {
+    target = await startTarget();
+    if (!target.local) throw new Error('needs the in-process local stack');
+    stores = storesOf(target.local);
+    uploads = new UploadStore({ table: stores.table });
+  });
+  afterAll(async () => {
+    await target?.stop();
+  });
+
+  async function aDeletion() {
+    const name = tenant();
+    await stores.streams.create(name, 'logs');
+    return (await stores.deletions.request(name, 'logs', 3600)).deletion;
+  }
+
+  it('counts none without a query for a deletion that never recorded an upload', async () => {
+    // Arrange
+    const deletion = await aDeletion();
+    const count = vi.spyOn(stores.table, 'count');
+
+    // Act
+    const counted = await uploads.count(deletion);
+
+    // Assess
+    expect(counted).toBe(0);
+    expect(count).not.toHaveBeenCalled();
+    count.mockRestore();
+  });
+
+  it('marks the deletion before its uploads are written, and counts each upload once', async () => {
+    // Arrange
+    const deletion = await aDeletion();
+    const aborted = [
+      { key: `${deletion.prefix}dt=2026-11-01/a.json`, uploadId: 'u1' },
+      { key: `${deletion.prefix}b.json`, uploadId: 'u2' },
+    ];
+
+    // Act: a repeated finalize records the same uploads again
+    await uploads.record(deletion, aborted);
+    await uploads.record(deletion, aborted);
+    const read = await stores.deletions.get(deletion.tenant, deletion.deletionId);
+
+    // Assess
+    expect(read?.uploadsRecorded).toBe(true);
+    expect(await uploads.count(read ?? deletion)).toBe(2);
+    // The deletion as read before the mark counts none: the finalizer passes the mark on.
+    expect(await uploads.count(deletion)).toBe(0);
+  });
+
+  it('marks no deletion that does not exist', async () => {
+    // Arrange
+    const name = tenant();
+    const deletionId = randomUUID();
+
+    // Act
+    await uploads.record({ tenant: name, deletionId }, [{ key: 'k', uploadId: 'u' }]);
+
+    // Assess
+    expect(await stores.deletions.get(name, deletionId)).toBeUndefined();
+  });
+});

@@ -207,6 +207,33 @@ async function session(endpoint: string, table: string) {
       ),
     );
   }
+  // One ConditionExpression text, sent with values of its own each time: each write is
+  // decided by its own values (the first holds, the second fails, the third holds).
+  for (const [n, seen] of [
+    [70, 0],
+    [71, 999],
+    [72, 70],
+  ]) {
+    keep(
+      `conditional update ${n}`,
+      await ddb
+        .send(
+          new UpdateItemCommand({
+            TableName: table,
+            Key: { pk: S('p1'), sk: S('c') },
+            UpdateExpression: 'SET n = :n',
+            ConditionExpression: 'attribute_not_exists(pk) OR (#n = :seen AND n <> :n)',
+            ExpressionAttributeNames: { '#n': 'n' },
+            ExpressionAttributeValues: { ':n': N(n as number), ':seen': N(seen as number) },
+            ReturnValues: 'ALL_NEW',
+          }),
+        )
+        .then(
+          (output) => output,
+          (error: Error) => ({ error: error.name }),
+        ),
+    );
+  }
   keep(
     'get',
     await ddb.send(new GetItemCommand({ TableName: table, Key: { pk: S('p2'), sk: S('s2') } })),

@@ -8,12 +8,18 @@ import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import type { LetheFunction } from './lethe-function.ts';
 
 /**
- * Stream records per dispatcher invocation. A tenant's deletions share one partition key, so
- * Lambda hands them to the dispatcher in order, one batch at a time (a parallelization factor
- * would not spread them); the records of one batch dispatch side by side. 40 deletions asked
- * at once were four batches of 10 one after another.
+ * Stream records per dispatcher invocation: the records of one batch dispatch side by side. 40
+ * deletions asked at once were four batches of 10 one after another.
  */
 export const DISPATCH_BATCH_SIZE = 100;
+
+/**
+ * Batches of one shard the dispatcher takes at once (Lambda's most). Lambda keeps each item's
+ * records in order (its partition and sort key), not a partition key's: a tenant's deletions,
+ * which share one, no longer wait for one another's batch. Each handler reads the state it
+ * acts on and is idempotent, so records of different items need no order between them.
+ */
+export const DISPATCH_PARALLELIZATION = 10;
 
 /** The workers take page messages five at a time, reporting the ones that failed. */
 export function workFrom(worker: LetheFunction, queue: IQueue, maxConcurrency: number) {
@@ -32,6 +38,7 @@ export function dispatchFrom(dispatcher: LetheFunction, table: ITable, failures:
     new DynamoEventSource(table, {
       startingPosition: StartingPosition.TRIM_HORIZON,
       batchSize: DISPATCH_BATCH_SIZE,
+      parallelizationFactor: DISPATCH_PARALLELIZATION,
       bisectBatchOnError: true,
       retryAttempts: 5,
       reportBatchItemFailures: true,

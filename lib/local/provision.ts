@@ -44,6 +44,8 @@ export interface LocalEventSource {
   kind: 'sqs' | 'dynamodb';
   sourceArn: string;
   batchSize: number;
+  /** Batches of one shard at once (a stream's `ParallelizationFactor`). @default 1 */
+  parallelizationFactor?: number;
   maxConcurrency?: number;
   reportBatchItemFailures: boolean;
   filters: string[];
@@ -190,18 +192,14 @@ export async function provision(
     const filters = (
       (properties.FilterCriteria as { Filters?: Array<{ Pattern: string }> })?.Filters ?? []
     ).map((filter) => filter.Pattern);
+    const scaling = properties.ScalingConfig as { MaximumConcurrency: number } | undefined;
     return {
       functionId,
       kind,
       sourceArn: kind === 'dynamodb' ? streamArn : (arns[sourceId] ?? ''),
       batchSize: Number(properties.BatchSize ?? 10),
-      ...(properties.ScalingConfig
-        ? {
-            maxConcurrency: Number(
-              (properties.ScalingConfig as { MaximumConcurrency: number }).MaximumConcurrency,
-            ),
-          }
-        : {}),
+      parallelizationFactor: Number(properties.ParallelizationFactor ?? 1),
+      ...(scaling ? { maxConcurrency: Number(scaling.MaximumConcurrency) } : {}),
       reportBatchItemFailures: (
         (properties.FunctionResponseTypes as string[] | undefined) ?? []
       ).includes('ReportBatchItemFailures'),

@@ -10,6 +10,7 @@ import type { DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import { backoff, sleep } from '../support/index.ts';
 import { passesFilters } from './filter.ts';
 import type { LocalEventSource } from './provision.ts';
+import { lanesFor, type ShardLanes } from './stream-lanes.ts';
 
 export type Invoke<E> = (event: E) => Promise<unknown>;
 
@@ -38,6 +39,8 @@ interface ShardCursor {
   /** Event ids read lately: a re-anchored iterator re-reads a few records, delivered once. */
   recent: string[];
   reanchoredAt: number;
+  /** With a parallelization factor: the shard's lanes, which deliver while it reads on. */
+  lanes?: ShardLanes;
 }
 
 /** Records a re-anchored iterator reads again: more than a failed transaction can leave behind. */
@@ -51,7 +54,8 @@ const READ_LIMIT = 1000;
  * Polls a DynamoDB stream the way Lambda's event source mapping does: every shard from the
  * trim horizon, records filtered by the mapping's criteria, batches of `BatchSize`, partial
  * batch failures retried from the first failed record, the batch bisected on error, and
- * records that exhaust their retries sent to the on-failure destination.
+ * records that exhaust their retries sent to the on-failure destination. With a parallelization
+ * factor above 1, up to that many batches of a shard at once, in order per item (ShardLanes).
  */
 export class StreamPoller {
   readonly #options: StreamPollerOptions;
@@ -72,6 +76,7 @@ export class StreamPoller {
   async stop() {
     this.#running = false;
     await this.#loop;
+    await Promise.all([...this.#shards.values()].map((shard) => shard.lanes?.settled()));
   }
 
   async #run() {
@@ -111,11 +116,15 @@ export class StreamPoller {
             ShardIteratorType: 'TRIM_HORIZON',
           }),
         );
-        this.#shards.set(shard.ShardId, {
+        const id = shard.ShardId;
+        const deliver = (batch: DynamoDBRecord[]) => this.#deliver(id, batch);
+        const lanes = lanesFor(source, deliver, () => this.#running);
+        this.#shards.set(id, {
           iterator: ShardIterator,
           startingSequence: shard.SequenceNumberRange?.StartingSequenceNumber,
           recent: [],
           reanchoredAt: Date.now(),
+          ...(lanes ? { lanes } : {}),
         });
       }
       start = StreamDescription?.LastEvaluatedShardId;
@@ -124,6 +133,9 @@ export class StreamPoller {
 
   async #pollShard(shardId: string, cursor: ShardCursor): Promise<number> {
     const { streams, source } = this.#options;
+    // Lanes with a full batch each waiting read on once they have taken some in.
+    const lanes = cursor.lanes;
+    if (lanes?.full) return 0;
     // Read as much as a call returns, as Lambda does, then batch what passes the filters.
     const { Records = [], NextShardIterator } = await streams.send(
       new GetRecordsCommand({ ShardIterator: cursor.iterator, Limit: READ_LIMIT }),
@@ -132,11 +144,13 @@ export class StreamPoller {
     const records = unseen
       .map((record) => this.#toLambdaRecord(record))
       .filter((record) => passesFilters(record, source.filters));
-    for (let start = 0; start < records.length; start += source.batchSize) {
+    for (let start = 0; !lanes && start < records.length; start += source.batchSize) {
       await this.#deliver(shardId, records.slice(start, start + source.batchSize));
     }
+    lanes?.add(records);
     if (!this.#running) return 0;
-    // Only now does the shard move on: a crash before this point replays the batch.
+    // Only now does the shard move on: a crash before this point replays the batch (in lanes,
+    // the lane retries it).
     for (const record of unseen) {
       cursor.recent.push(record.eventID ?? '');
       const sequence = BigInt(record.dynamodb?.SequenceNumber ?? '0');

@@ -1,6 +1,6 @@
 import { Capture, Match } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
-import { DISPATCH_BATCH_SIZE } from '../../cdk/event-sources.ts';
+import { DISPATCH_BATCH_SIZE, DISPATCH_PARALLELIZATION } from '../../cdk/event-sources.ts';
 import { ROUTES } from '../../lib/api/routes.ts';
 import { ENV } from '../../lib/support/index.ts';
 import { allowedActions, allowStatements, allows, roleId } from './iam.ts';
@@ -192,6 +192,15 @@ describe('dispatcher event source', () => {
     // Assess
     expect(batchSize).toBe(DISPATCH_BATCH_SIZE);
     expect(batchSize).toBeGreaterThanOrEqual(40);
+  });
+
+  it("takes up to 10 batches of the table's stream at once: a tenant's deletions do not wait in line", () => {
+    // Act
+    const factor = toNumber(eventSourceOf(template, 'dispatcher').ParallelizationFactor);
+
+    // Assess
+    expect(factor).toBe(DISPATCH_PARALLELIZATION);
+    expect(factor).toBe(10);
   });
 
   it('gives up on a record after a bounded number of retries', () => {

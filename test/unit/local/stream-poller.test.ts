@@ -129,3 +129,62 @@ describe('StreamPoller when moto swaps the table (and its stream) for a copy', (
     expect(after?.SequenceNumber).toBe('11');
   });
 });
+
+describe('StreamPoller with a parallelization factor', () => {
+  let poller: StreamPoller | undefined;
+
+  /** A pending deletion of the tenant, keyed as the table keys it. */
+  const keyed = (eventID: string, sequence: number, deletionId: string): _Record => {
+    const record = pending(eventID, sequence, deletionId);
+    const keys = { pk: { S: 'TENANT#acme' }, sk: { S: `DELETION#${deletionId}` } };
+    return { ...record, dynamodb: { ...record.dynamodb, Keys: keys } };
+  };
+
+  beforeEach(() => {
+    streams.reset();
+    streams.on(DescribeStreamCommand).resolves({
+      StreamDescription: { Shards: [{ ShardId: 'shard-1' }] },
+    });
+    streams.on(GetShardIteratorCommand).resolves({ ShardIterator: 'it-0' });
+    streams.on(GetRecordsCommand).resolves({ Records: [], NextShardIterator: 'it-idle' });
+    // One deletion, then (on the next read) another of the same tenant: one partition key.
+    streams
+      .on(GetRecordsCommand, { ShardIterator: 'it-0' })
+      .resolves({ Records: [keyed('e1', 1, 'd1')], NextShardIterator: 'it-1' });
+    streams
+      .on(GetRecordsCommand, { ShardIterator: 'it-1' })
+      .resolves({ Records: [keyed('e2', 2, 'd2')], NextShardIterator: 'it-idle' });
+  });
+
+  afterEach(async () => {
+    await poller?.stop();
+  });
+
+  it("dispatches a tenant's next deletion while the batch of its first is still running", async () => {
+    // Arrange: the first deletion's invocation runs until released
+    let release = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const invoke = vi.fn(async (event: DynamoDBStreamEvent) => {
+      if (event.Records[0]?.dynamodb?.NewImage?.deletionId?.S === 'd1') await held;
+      return { batchItemFailures: [] };
+    });
+    poller = new StreamPoller({
+      streams: new DynamoDBStreamsClient({ region: 'us-east-1' }),
+      sqs: new SQSClient({ region: 'us-east-1' }),
+      source: { ...source, parallelizationFactor: 10 },
+      invoke,
+      queueUrlOf: () => undefined,
+      region: 'us-east-1',
+      idleMs: 1,
+    });
+
+    // Act
+    poller.start();
+
+    // Assess: d2 went to a lane of its own (its item's hash differs from d1's) and was not held
+    await vi.waitFor(() => expect(dispatched(invoke)).toEqual(['d1', 'd2']));
+    release();
+  });
+});

@@ -1,7 +1,11 @@
 import type { DynamoDBRecord } from 'aws-lambda';
+import { sleep } from '../support/index.ts';
 
 /** Delivers one batch of records, retries and on-failure destination included. */
 export type DeliverBatch = (records: DynamoDBRecord[]) => Promise<void>;
+
+/** Milliseconds before a lane tries a batch again whose delivery threw (not the handler's error). */
+const RETRY_MS = 250;
 
 interface Lane {
   queue: DynamoDBRecord[];
@@ -20,6 +24,7 @@ export class ShardLanes {
   readonly #batchSize: number;
   readonly #deliver: DeliverBatch;
   readonly #active: () => boolean;
+  readonly #log: ((message: string) => void) | undefined;
 
   constructor(options: {
     count: number;
@@ -27,11 +32,13 @@ export class ShardLanes {
     deliver: DeliverBatch;
     /** False once the poller stops: lanes deliver no further batch. */
     active: () => boolean;
+    log?: (message: string) => void;
   }) {
     this.#lanes = Array.from({ length: Math.max(1, options.count) }, () => ({ queue: [] }));
     this.#batchSize = options.batchSize;
     this.#deliver = options.deliver;
     this.#active = options.active;
+    this.#log = options.log;
   }
 
   /** Records waiting in lanes, not yet in a batch. */
@@ -64,7 +71,16 @@ export class ShardLanes {
     if (lane.running || lane.queue.length === 0) return;
     lane.running = (async () => {
       while (lane.queue.length > 0 && this.#active()) {
-        await this.#deliver(lane.queue.splice(0, this.#batchSize));
+        const batch = lane.queue.splice(0, this.#batchSize);
+        try {
+          await this.#deliver(batch);
+        } catch (error) {
+          // Delivery itself failed (e.g. the on-failure queue was unreachable): the batch is
+          // not lost, it goes again first, as a shard that has not moved on replays it.
+          this.#log?.(`stream lane: ${(error as Error).message}`);
+          lane.queue.unshift(...batch);
+          await sleep(RETRY_MS);
+        }
       }
     })().finally(() => {
       lane.running = undefined;
@@ -79,10 +95,12 @@ export function lanesFor(
   source: { batchSize: number; parallelizationFactor?: number },
   deliver: DeliverBatch,
   active: () => boolean,
+  log?: (message: string) => void,
 ): ShardLanes | undefined {
   const count = source.parallelizationFactor ?? 1;
+  const { batchSize } = source;
   return count > 1
-    ? new ShardLanes({ count, batchSize: source.batchSize, deliver, active })
+    ? new ShardLanes({ count, batchSize, deliver, active, ...(log ? { log } : {}) })
     : undefined;
 }
 

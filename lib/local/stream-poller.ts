@@ -118,7 +118,7 @@ export class StreamPoller {
         );
         const id = shard.ShardId;
         const deliver = (batch: DynamoDBRecord[]) => this.#deliver(id, batch);
-        const lanes = lanesFor(source, deliver, () => this.#running);
+        const lanes = lanesFor(source, deliver, () => this.#running, this.#options.log);
         this.#shards.set(id, {
           iterator: ShardIterator,
           startingSequence: shard.SequenceNumberRange?.StartingSequenceNumber,

@@ -1,6 +1,6 @@
 import type { DynamoDBRecord } from 'aws-lambda';
 import fc from 'fast-check';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { laneOf, lanesFor, ShardLanes } from '../../../lib/local/stream-lanes.ts';
 
 /** A stream record of the item (`pk`, `sk`), numbered by `sequence`. */
@@ -108,6 +108,33 @@ describe('ShardLanes: concurrent batches of one shard, in order per item', () =>
     // Assess
     expect(gate.batches).toHaveLength(1);
     expect(lanes.waiting).toBe(1);
+  });
+
+  it('delivers a batch again, first, when its delivery threw, and says so', async () => {
+    // Arrange: the first delivery fails as an unreachable on-failure queue would
+    const delivered: DynamoDBRecord[][] = [];
+    const logged: string[] = [];
+    let calls = 0;
+    const lanes = new ShardLanes({
+      count: 1,
+      batchSize: 1,
+      deliver: async (batch) => {
+        if (calls++ === 0) throw new Error('queue unreachable');
+        delivered.push(batch);
+      },
+      active: () => true,
+      log: (message) => logged.push(message),
+    });
+    const records = [recordOf('p', 'a', 1), recordOf('p', 'a', 2)];
+
+    // Act
+    lanes.add(records);
+    await vi.waitFor(() => expect(delivered).toHaveLength(2));
+    await lanes.settled();
+
+    // Assess
+    expect(delivered).toEqual([[records[0]], [records[1]]]);
+    expect(logged).toEqual(['stream lane: queue unreachable']);
   });
 
   it('is full when every lane has a batch waiting', () => {

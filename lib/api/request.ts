@@ -91,6 +91,30 @@ export function stateOf(request: Request): DeletionState | undefined {
   return state as DeletionState;
 }
 
+/**
+ * Deepest nesting of arrays and objects an events body may have, the batch's array included.
+ * Deeper JSON parses, but writing it out again (and most readers of it) recurses once a level.
+ */
+export const MAX_EVENTS_NESTING = 100;
+
+/** How deeply a JSON text nests arrays and objects, read without recursion. */
+export function nestingOf(json: Buffer): number {
+  let depth = 0;
+  let deepest = 0;
+  let inString = false;
+  for (let index = 0; index < json.length; index++) {
+    const byte = json[index];
+    if (inString) {
+      if (byte === 0x5c)
+        index++; // a backslash escapes the next character
+      else if (byte === 0x22) inString = false;
+    } else if (byte === 0x22) inString = true;
+    else if (byte === 0x5b || byte === 0x7b) deepest = Math.max(deepest, ++depth);
+    else if (byte === 0x5d || byte === 0x7d) depth--;
+  }
+  return deepest;
+}
+
 export function eventsOf(body: Buffer): unknown[] {
   let events: unknown;
   try {
@@ -100,6 +124,12 @@ export function eventsOf(body: Buffer): unknown[] {
   }
   if (!Array.isArray(events)) {
     throw new BadRequestError('NotAnArray', 'the body must be a JSON array of events');
+  }
+  if (nestingOf(body) > MAX_EVENTS_NESTING) {
+    throw new BadRequestError(
+      'NestingTooDeep',
+      `the events nest arrays and objects more than ${MAX_EVENTS_NESTING} levels deep (the batch's array counts as one)`,
+    );
   }
   if (events.length === 0) {
     throw new BadRequestError('EmptyBatch', 'the array of events is empty');

@@ -54,6 +54,11 @@ const body = fc.oneof(
   fc.string({ maxLength: 200 }),
   fc.constantFrom('[', '[]', '{}', 'null', '[1,', '\u0000', '"\\ud800"', `[${'1,'.repeat(10)}1]`),
   fc.constant(`[${JSON.stringify('x'.repeat(1_100_000))}]`),
+  // Nested deeper than a writer's recursion goes (400 NestingTooDeep, not a stack overflow).
+  fc.constantFrom(
+    `${'['.repeat(20_000)}${']'.repeat(20_000)}`,
+    `[${'{"a":'.repeat(5_000)}1${'}'.repeat(5_000)}]`,
+  ),
 );
 
 const query = fc.oneof(
@@ -94,6 +99,17 @@ describe('hostile input to the HTTP API', () => {
   });
   afterAll(async () => {
     await target?.stop();
+  });
+
+  it('answers events nested too deeply 400 NestingTooDeep, and the stream takes events after', async () => {
+    const deep = `[${'['.repeat(20_000)}${']'.repeat(20_000)}]`;
+
+    const refused = await api.ingest('acme', 'logs', deep);
+    const stored = await api.ingest('acme', 'logs', [{ after: true }]);
+
+    expect(refused.status).toBe(400);
+    expect(refused.body).toMatchObject({ error: { code: 'NestingTooDeep' } });
+    expect(stored.status).toBe(201);
   });
 
   it(`answers ${RUNS} hostile requests with a documented success or a coded 4xx`, async () => {

@@ -34,6 +34,8 @@ export interface SavedCertificate {
     deletionId: string;
     tenant: string;
     stream: string;
+    /** A partition deletion's cutoff day. */
+    partitionsBefore?: string;
     objectsDeleted: number;
     completedAt: string;
   };
@@ -228,11 +230,14 @@ export function verdictLine(saved: SavedCertificate, valid: boolean): string {
   if (!valid) {
     return `INVALID: the certificate was changed after it was signed, or was not signed by ${keyId}\n`;
   }
-  return `valid: deletion ${c.deletionId} of ${c.tenant}/${c.stream}, ${plural(c.objectsDeleted, 'object')}, completed ${c.completedAt}, signed by ${keyId}\n`;
+  const scope = c.partitionsBefore ? ` (partitions before ${c.partitionsBefore})` : '';
+  return `valid: deletion ${c.deletionId} of ${c.tenant}/${c.stream}${scope}, ${plural(c.objectsDeleted, 'object')}, completed ${c.completedAt}, signed by ${keyId}\n`;
 }
 
 function verdictJson(saved: SavedCertificate, valid: boolean): string {
-  const { deletionId, tenant, stream, objectsDeleted, completedAt } = saved.certificate;
-  const verdict = { valid, deletionId, tenant, stream, objectsDeleted, completedAt };
+  const { deletionId, tenant, stream, partitionsBefore, objectsDeleted, completedAt } =
+    saved.certificate;
+  const scope = partitionsBefore ? { partitionsBefore } : {};
+  const verdict = { valid, deletionId, tenant, stream, ...scope, objectsDeleted, completedAt };
   return `${JSON.stringify({ ...verdict, keyId: saved.keyId })}\n`;
 }

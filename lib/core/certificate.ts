@@ -10,6 +10,10 @@ export const CERTIFICATE_ALGORITHM = 'ECDSA_SHA_256';
 export const VERIFIED_CLAIM =
   'a listing of every object, version, delete marker and multipart upload in progress under location returned nothing';
 
+/** What a COMPLETED partition deletion's verification established: its partitions, not more. */
+export const verifiedPartitionsClaim = (before: string) =>
+  `a listing of every object, version, delete marker and multipart upload in progress in the dt= partitions of days before ${before} under location returned nothing`;
+
 /**
  * The statement a certificate signs: which data was deleted, how much of it, when, and that
  * nothing of it was left. Every field comes from the receipt, so a certificate is the same
@@ -22,8 +26,13 @@ export interface Certificate {
   tenant: string;
   stream: string;
   generation: number;
-  /** `s3://bucket/prefix/`: everything under it was deleted. */
+  /**
+   * `s3://bucket/prefix/`: everything under it was deleted, or, with `partitionsBefore`, its
+   * `dt=` partitions of days before that one (the stream and its newer partitions stay).
+   */
   location: string;
+  /** A partition deletion's cutoff day (`YYYY-MM-DD`); absent for a whole stream's deletion. */
+  partitionsBefore?: string;
   objectsDeleted: number;
   bytesDeleted: number;
   multipartUploadsAborted: number;
@@ -32,7 +41,8 @@ export interface Certificate {
   completedAt: string;
   /** When the listing of `verified` last came back empty. */
   verifiedAt: string;
-  verified: typeof VERIFIED_CLAIM;
+  /** `VERIFIED_CLAIM`, or `verifiedPartitionsClaim(partitionsBefore)`. */
+  verified: string;
 }
 
 export interface SignedCertificate {
@@ -64,6 +74,7 @@ export function certificateOf(receipt: DeletionReceipt): Certificate {
     stream: receipt.stream,
     generation: receipt.generation,
     location: receipt.location,
+    ...(receipt.partitionsBefore ? { partitionsBefore: receipt.partitionsBefore } : {}),
     objectsDeleted: receipt.objectsDeleted,
     bytesDeleted: receipt.bytesDeleted,
     multipartUploadsAborted: receipt.multipartUploadsAborted,
@@ -72,7 +83,9 @@ export function certificateOf(receipt: DeletionReceipt): Certificate {
     completedAt,
     // Deletions completed before verification was timed finished with it.
     verifiedAt: verifiedAt ?? completedAt,
-    verified: VERIFIED_CLAIM,
+    verified: receipt.partitionsBefore
+      ? verifiedPartitionsClaim(receipt.partitionsBefore)
+      : VERIFIED_CLAIM,
   };
 }
 

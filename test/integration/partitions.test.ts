@@ -80,6 +80,17 @@ describe.skipIf(process.env.LETHE_TEST_API_URL)('partitions and retention', () =
     const stream = await api.get(name, 'logs');
     expect(stream.body).toMatchObject({ state: 'ACTIVE', generation: 1 });
     expect(stream.body.partitionDeletionId).toBeUndefined();
+    // Its certificate claims the partitions it verified, not the stream that stays.
+    const signed = await api.call<{ certificate: Record<string, unknown> }>(
+      'GET',
+      `/v1/tenants/${name}/deletions/${reply.body.deletionId}/certificate`,
+    );
+    expect(signed.status).toBe(200);
+    expect(signed.body.certificate).toMatchObject({
+      partitionsBefore: '2026-01-03',
+      objectsDeleted: 12,
+      verified: expect.stringContaining('dt= partitions of days before 2026-01-03'),
+    });
   });
 
   it('refuses a cutoff after today, and one that is not a day', async () => {

@@ -253,6 +253,43 @@ describe('lethe verify --key (offline)', () => {
     expect(result.stderr).toBe('');
   });
 
+  it("names a partition deletion's cutoff, which its signature covers", async () => {
+    // Arrange
+    const receipt = toReceipt(
+      aDeletion({ state: 'COMPLETED', before: '2026-02-01', completedAt: COMPLETED_AT }),
+    );
+    const partitions = `${JSON.stringify(await signer.sign(certificateOf(receipt)), null, 2)}\n`;
+    const moved = partitions.replace(
+      '"partitionsBefore": "2026-02-01"',
+      '"partitionsBefore": "2026-03-01"',
+    );
+    const files = memoryFiles({
+      'cert.json': partitions,
+      'moved.json': moved,
+      'key.pem': signer.key.publicKeyPem,
+    });
+
+    // Act
+    const result = await withFiles(['verify', 'cert.json', '--key', 'key.pem', ...OFFLINE], files);
+    const json = await withFiles(
+      ['verify', 'cert.json', '--key', 'key.pem', '--json', ...OFFLINE],
+      files,
+    );
+    const tampered = await withFiles(
+      ['verify', 'moved.json', '--key', 'key.pem', ...OFFLINE],
+      files,
+    );
+
+    // Assess
+    expect(result.code).toBe(0);
+    expect(result.stdout).toBe(
+      `valid: deletion ${DELETION_ID} of acme/logs (partitions before 2026-02-01), 0 objects, completed ${COMPLETED_AT}, signed by ${KEY_ID}\n`,
+    );
+    expect(JSON.parse(json.stdout)).toMatchObject({ valid: true, partitionsBefore: '2026-02-01' });
+    expect(moved).not.toBe(partitions);
+    expect(tampered.code).toBe(10);
+  });
+
   it('exits 10 when one digit of the certificate was changed', async () => {
     // Arrange
     const tampered = SAVED.replace('"objectsDeleted": 1602', '"objectsDeleted": 1603');

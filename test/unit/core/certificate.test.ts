@@ -8,6 +8,7 @@ import {
   DeletionNotCompletedError,
   publicKeyPem,
   toReceipt,
+  VERIFIED_CLAIM,
   verifyCertificate,
 } from '../../../lib/core/index.ts';
 import { aDeletion } from '../../helpers/records.ts';
@@ -46,6 +47,28 @@ describe('certificateOf', () => {
       verifiedAt: '2026-03-01T11:04:59.000Z',
       verified: expect.stringContaining('multipart upload'),
     });
+  });
+
+  it('claims a partition deletion verified its partitions only, and names its cutoff', () => {
+    // Arrange
+    const partitions = toReceipt(
+      aDeletion({
+        state: 'COMPLETED',
+        before: '2026-02-01',
+        completedAt: '2026-03-01T11:05:00.000Z',
+      }),
+    );
+
+    // Act
+    const certificate = certificateOf(partitions);
+
+    // Assess
+    expect(certificate.partitionsBefore).toBe('2026-02-01');
+    expect(certificate.verified).toBe(
+      'a listing of every object, version, delete marker and multipart upload in progress in the dt= partitions of days before 2026-02-01 under location returned nothing',
+    );
+    expect(certificateOf(completed).verified).toBe(VERIFIED_CLAIM);
+    expect(certificateOf(completed)).not.toHaveProperty('partitionsBefore');
   });
 
   it.each(['SCHEDULED', 'PENDING', 'RUNNING', 'FAILED', 'CANCELLED'] as const)(

@@ -21,6 +21,7 @@ import {
   StreamDeletingError,
   StreamNotFoundError,
   type StreamRecord,
+  TenantDeletingError,
 } from '../../lib/core/index.ts';
 import type {
   CreateResult,
@@ -266,6 +267,10 @@ export const CASES: Record<Operation, Case[]> = {
         ),
       },
     },
+    {
+      label: 'its tenant being offboarded',
+      fault: { create: new TenantDeletingError('acme', AN_OFFBOARDING.offboardingId) },
+    },
   ],
   getStream: [
     { label: 'ACTIVE' },
@@ -294,6 +299,7 @@ export const CASES: Record<Operation, Case[]> = {
     { label: 'bad JSON', body: '[{' },
     { label: 'an object', body: '{"level":"info"}' },
     { label: 'an empty array', body: '[]' },
+    { label: 'nested too deeply', body: `${'['.repeat(101)}${']'.repeat(101)}` },
     { label: 'too large', body: JSON.stringify(['x'.repeat(MAX_EVENTS_BYTES)]) },
     {
       label: 'a missing stream',

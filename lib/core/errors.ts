@@ -99,6 +99,14 @@ export class DeletionNotRetryableError extends LetheError {
   override readonly name = 'DeletionNotRetryableError';
 }
 
+/** A retry of a deletion that has nothing left to retry: it completed, or was cancelled. */
+export const notRetryable = (deletionId: string, state: 'COMPLETED' | 'CANCELLED') =>
+  new DeletionNotRetryableError(
+    state === 'COMPLETED'
+      ? `deletion ${deletionId} has already completed`
+      : `deletion ${deletionId} was cancelled and deleted nothing; delete the stream again to delete it`,
+  );
+
 export class RouteNotFoundError extends LetheError {
   readonly code = 'RouteNotFound';
   readonly status = 404;

@@ -3,7 +3,6 @@ import {
   type Clock,
   DeletionNotCancellableError,
   DeletionNotFoundError,
-  DeletionNotRetryableError,
   DeletionNotScheduledError,
   type DeletionRecord,
   type DeletionRef,
@@ -11,6 +10,7 @@ import {
   type FailureReason,
   fenced,
   newDeletion,
+  notRetryable,
   type Outcome,
   ok,
   StreamNotFoundError,
@@ -212,7 +212,7 @@ export class DeletionStore {
     return this.#write(deletion, change);
   }
 
-  /** Starts a FAILED deletion again as a new round; a deletion still open is left as it is. */
+  /** Starts a FAILED deletion again as a new round; one still to run is left as it is. */
   async retry(tenant: string, deletionId: string): Promise<DeletionRecord> {
     const written = await this.#table.update<DeletionRecord>(
       keys.deletion(tenant, deletionId),
@@ -220,9 +220,8 @@ export class DeletionStore {
     );
     if (written.ok) return written.item;
     if (!written.old) throw new DeletionNotFoundError(tenant, deletionId);
-    if (written.old.state === 'COMPLETED') {
-      throw new DeletionNotRetryableError(`deletion ${deletionId} has already completed`);
-    }
+    const { state } = written.old;
+    if (state === 'COMPLETED' || state === 'CANCELLED') throw notRetryable(deletionId, state);
     return written.old;
   }
 

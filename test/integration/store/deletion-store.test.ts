@@ -215,16 +215,26 @@ describe.skipIf(process.env.LETHE_TEST_API_URL)('DeletionStore over DynamoDB', (
     expect(later.status !== 'ok' && later.current?.state).toBe('RUNNING');
   });
 
-  it('retries a FAILED deletion as a new round, and refuses a COMPLETED one', async () => {
+  it('retries a FAILED deletion as a new round, and refuses a COMPLETED or CANCELLED one', async () => {
     const failed = await aDeletionIn('FAILED', { failedObjects: 3 });
     const completed = await aDeletionIn('COMPLETED');
+    const cancelled = await aDeletionIn('CANCELLED');
+    const scheduled = await aDeletionIn('SCHEDULED');
 
     const retried = await stores.deletions.retry(failed.tenant, failed.deletionId);
 
     expect(retried).toMatchObject({ state: 'PENDING', round: 2, attempts: 2, failedObjects: 0 });
     await expect(
       stores.deletions.retry(completed.tenant, completed.deletionId),
-    ).rejects.toMatchObject({ code: 'DeletionNotRetryable' });
+    ).rejects.toMatchObject({ code: 'DeletionNotRetryable', message: /has already completed/ });
+    await expect(
+      stores.deletions.retry(cancelled.tenant, cancelled.deletionId),
+    ).rejects.toMatchObject({ code: 'DeletionNotRetryable', message: /was cancelled/ });
+    // One still to run is answered as it is.
+    expect(await stores.deletions.retry(scheduled.tenant, scheduled.deletionId)).toMatchObject({
+      state: 'SCHEDULED',
+      round: 1,
+    });
   });
 
   it('lists open deletions by last progress for the sweeper, and claims a stale one once', async () => {

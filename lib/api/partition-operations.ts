@@ -1,10 +1,13 @@
 import { BadRequestError, parseCutoff, toReceipt, toStreamView } from '../core/index.ts';
 import type { DeletionStore, StreamStore } from '../store/index.ts';
+import type { Receipts } from './receipts.ts';
 import { accepted, type Operations, streamOf, tenantOf } from './request.ts';
 
 export interface PartitionOperationsOptions {
   readonly streams: Pick<StreamStore, 'setRetention'>;
   readonly deletions: Pick<DeletionStore, 'requestPartitions'>;
+  /** A repeated request's deletion under way, with its exact totals. */
+  readonly receipts: Pick<Receipts, 'of'>;
   /** Today, for the cutoff check (UTC). @default the system clock */
   readonly now?: () => Date;
 }
@@ -16,14 +19,15 @@ export const MAX_RETENTION_DAYS = 36_500;
 export function partitionOperations({
   streams,
   deletions,
+  receipts,
   now = () => new Date(),
 }: PartitionOperationsOptions) {
   return {
     deletePartitions: async (request) => {
       const [tenant, stream] = [tenantOf(request), streamOf(request)];
       const before = parseCutoff(request.query.before, now());
-      const { deletion } = await deletions.requestPartitions(tenant, stream, before);
-      return accepted(tenant, toReceipt(deletion));
+      const { created, deletion } = await deletions.requestPartitions(tenant, stream, before);
+      return accepted(tenant, created ? toReceipt(deletion) : await receipts.of(deletion));
     },
 
     putRetention: async (request) => {

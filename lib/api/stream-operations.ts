@@ -1,6 +1,7 @@
 import { PayloadTooLargeError, type StreamRecord, toReceipt, toStreamView } from '../core/index.ts';
 import type { EventWriter } from '../s3/index.ts';
 import type { DeletionStore, StreamStore } from '../store/index.ts';
+import type { Receipts } from './receipts.ts';
 import {
   accepted,
   eventsOf,
@@ -15,6 +16,8 @@ import {
 export interface StreamOperationsOptions {
   readonly streams: Pick<StreamStore, 'create' | 'get' | 'list' | 'admitIngest' | 'releaseIngest'>;
   readonly deletions: Pick<DeletionStore, 'request'>;
+  /** A repeated DELETE's deletion under way, with its exact totals. */
+  readonly receipts: Pick<Receipts, 'of'>;
   readonly writer: Pick<EventWriter, 'write'>;
   /** Largest events body accepted, in bytes. */
   readonly maxEventsBytes: number;
@@ -33,7 +36,7 @@ const stream = (status: number, record: StreamRecord): Reply => ({
 
 /** The stream routes: create, read, list, ingest, delete. */
 export function streamOperations(options: StreamOperationsOptions) {
-  const { streams, deletions, writer, maxEventsBytes, defaultGraceSeconds } = options;
+  const { streams, deletions, receipts, writer, maxEventsBytes, defaultGraceSeconds } = options;
   return {
     listStreams: async (request) => {
       const page = await streams.list(tenantOf(request), limitOf(request), request.query.nextToken);
@@ -58,8 +61,9 @@ export function streamOperations(options: StreamOperationsOptions) {
       const tenant = tenantOf(request);
       const name = streamOf(request);
       const grace = graceOf(request, defaultGraceSeconds);
-      const { deletion } = await deletions.request(tenant, name, grace);
-      return accepted(tenant, toReceipt(deletion));
+      const { created, deletion } = await deletions.request(tenant, name, grace);
+      // A repeat answers the deletion under way with its exact totals, as GET does.
+      return accepted(tenant, created ? toReceipt(deletion) : await receipts.of(deletion));
     },
 
     ingestEvents: async (request) => {

@@ -476,6 +476,27 @@ describe('createHttpApi, deletions', () => {
     });
   });
 
+  it("answers a repeated DELETE with the deletion under way and its chains' exact totals", async () => {
+    // Prepare: the record holds no totals while it runs; the receipt sums its chains
+    const { respond, deletions, receipts } = api();
+    const running = aDeletion({ state: 'RUNNING' });
+    deletions.request.mockResolvedValue({ created: false, deletion: running });
+    receipts.of.mockImplementation(async (deletion) =>
+      toReceipt(deletion, { objectsDeleted: 1200, bytesDeleted: 4096, failedObjects: 0 }),
+    );
+
+    // Act
+    const repeated = JSON.parse((await respond(deleteLogs())).body);
+    deletions.request.mockResolvedValue({ created: true, deletion: running });
+    receipts.of.mockClear();
+    const first = JSON.parse((await respond(deleteLogs())).body);
+
+    // Assess
+    expect(repeated).toMatchObject({ state: 'RUNNING', objectsDeleted: 1200, bytesDeleted: 4096 });
+    expect(first).toMatchObject({ objectsDeleted: 0 });
+    expect(receipts.of).not.toHaveBeenCalled();
+  });
+
   it('requests the deletion with the default grace window when the request names none', async () => {
     // Prepare
     const { respond, deletions } = api();

@@ -48,17 +48,21 @@ function transition(
 const expiry = (now: Date, retentionDays: number) =>
   Math.floor(now.getTime() / 1000) + retentionDays * 86_400;
 
-/** What ending a deletion writes: its final totals, and when the receipt expires. */
-function ending(deletion: DeletionRecord, now: Date, retentionDays: number) {
+/**
+ * What ending a deletion writes: its final totals, and when the receipt expires (never, without
+ * `retentionDays`).
+ */
+function ending(deletion: DeletionRecord, now: Date, retentionDays: number | undefined) {
+  const expires = retentionDays === undefined ? {} : { ':expires': expiry(now, retentionDays) };
   return {
     update: [
-      'SET #state = :to, updatedAt = :now, expiresAt = :expires,',
+      `SET #state = :to, updatedAt = :now,${retentionDays === undefined ? '' : ' expiresAt = :expires,'}`,
       'objectsDeleted = :objects, bytesDeleted = :bytes, failedObjects = :failed,',
       'multipartUploadsAborted = :uploads',
     ].join(' '),
     values: {
       ':now': now.toISOString(),
-      ':expires': expiry(now, retentionDays),
+      ...expires,
       ':objects': deletion.objectsDeleted,
       ':bytes': deletion.bytesDeleted,
       ':failed': deletion.failedObjects,
@@ -130,7 +134,9 @@ export const deletionChanges = {
   },
 
   fail: (deletion: DeletionRecord, now: Date, retentionDays: number, reason?: FailureReason) => {
-    const end = ending(deletion, now, retentionDays);
+    // A stream's FAILED deletion holds the stream DELETING until it is retried: its receipt,
+    // the handle of that retry, does not expire. A partition deletion's leaves the stream be.
+    const end = ending(deletion, now, deletion.before ? retentionDays : undefined);
     return transition(
       deletion,
       'fail',

@@ -74,6 +74,7 @@ export class DeletionStore {
       if (current.state === 'DELETING' && current.deletionId) {
         const deletion = await this.get(tenant, current.deletionId);
         if (deletion) return { done: true, value: { created: false, deletion } };
+        throw this.#streams.refusal(current);
       }
       const now = this.#clock.now();
       const executeAfter = new Date(now.getTime() + graceSeconds * 1000).toISOString();

@@ -237,6 +237,38 @@ describe.skipIf(process.env.LETHE_TEST_API_URL)('DeletionStore over DynamoDB', (
     });
   });
 
+  it("keeps a FAILED stream deletion's receipt, the handle of its retry; other ended ones expire", async () => {
+    const failed = await aDeletionIn('RUNNING');
+    const partitions = await aDeletionIn('RUNNING', { before: '2026-01-01' });
+    const completed = await aDeletionIn('RUNNING');
+
+    await stores.deletions.fail(failed);
+    await stores.deletions.fail(partitions);
+    await stores.deletions.complete(completed);
+
+    // The TTL's attribute, which the record type leaves out: the table's business.
+    const stored = async (deletion: DeletionRecord) =>
+      (await stores.deletions.get(deletion.tenant, deletion.deletionId)) as
+        | (DeletionRecord & { expiresAt?: number })
+        | undefined;
+    expect(await stored(failed)).toMatchObject({ state: 'FAILED' });
+    expect((await stored(failed))?.expiresAt).toBeUndefined();
+    expect((await stored(partitions))?.expiresAt).toEqual(expect.any(Number));
+    expect((await stored(completed))?.expiresAt).toEqual(expect.any(Number));
+  });
+
+  it('refuses a DELETE 409 StreamDeleting when the deleting stream names a deletion that is gone', async () => {
+    // A receipt of a FAILED deletion that expired before this fix kept it.
+    const gone = await aDeletionIn('FAILED');
+    const key = { pk: `TENANT#${gone.tenant}`, sk: `DELETION#${gone.deletionId}` };
+    await stores.table.transact([{ Delete: { TableName: stores.table.name, Key: key } }]);
+
+    await expect(stores.deletions.request(gone.tenant, 'logs')).rejects.toMatchObject({
+      status: 409,
+      code: 'StreamDeleting',
+    });
+  });
+
   it('lists open deletions by last progress for the sweeper, and claims a stale one once', async () => {
     // Fresh to the stack's own sweeper (it would claim a deletion it finds stale, racing the
     // claims under test), stale to a cutoff a day ahead.

@@ -1,4 +1,9 @@
-import { BadRequestError, type DeletionRecord, type DeletionState } from '../core/index.ts';
+import {
+  BadRequestError,
+  type DeletionRecord,
+  type DeletionState,
+  isDeletionId,
+} from '../core/index.ts';
 import { keys, LIST_INDEX, OPEN_DELETIONS, SCHEDULED_DELETIONS, SWEEP_INDEX } from './layout.ts';
 import type { Table } from './table.ts';
 
@@ -111,7 +116,21 @@ function decodeToken(tenant: string, token: string): Record<string, string> {
     names.every((name) => typeof fields[name] === 'string') &&
     fields.listPk === expected &&
     fields.pk === expected &&
-    String(fields.sk).startsWith('DELETION#');
+    isListedKey(String(fields.sk), String(fields.listSk));
   if (!valid) throw invalid();
   return fields as Record<string, string>;
+}
+
+/**
+ * Whether a token's sort keys are a deletion's as the index wrote them: its id, and when it was
+ * requested with the same id. Anything else, longer than a key may be or not, is not a token.
+ */
+function isListedKey(sk: string, listSk: string): boolean {
+  const deletionId = sk.slice('DELETION#'.length);
+  return (
+    sk.startsWith('DELETION#') &&
+    isDeletionId(deletionId) &&
+    /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/.test(listSk.slice(0, -deletionId.length - 1)) &&
+    listSk.endsWith(`#${deletionId}`)
+  );
 }

@@ -1,6 +1,6 @@
 import type { CertificateKey } from '../core/index.ts';
 import { isAbsent } from './conditions.ts';
-import { keys } from './layout.ts';
+import { keys, MAX_PARTITION_KEY_BYTES } from './layout.ts';
 import type { Table } from './table.ts';
 
 /**
@@ -21,6 +21,9 @@ export class KeyStore {
   }
 
   async get(keyId: string): Promise<CertificateKey | undefined> {
+    // Longer than a partition key may be (2,048 bytes): no key was ever stored under it.
+    if (Buffer.byteLength(keys.certificateKey(keyId).pk) > MAX_PARTITION_KEY_BYTES)
+      return undefined;
     const item = await this.#table.read<CertificateKey>(keys.certificateKey(keyId));
     return item
       ? { keyId: item.keyId, algorithm: item.algorithm, publicKeyPem: item.publicKeyPem }

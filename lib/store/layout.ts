@@ -20,6 +20,9 @@ export const LIST_INDEX = 'byTenant';
 /** The attribute DynamoDB's TTL reads (epoch seconds). */
 export const TTL_ATTRIBUTE = 'expiresAt';
 
+/** DynamoDB's limit on a partition key's value. */
+export const MAX_PARTITION_KEY_BYTES = 2048;
+
 export interface ItemKey {
   pk: string;
   sk: string;

@@ -1,4 +1,4 @@
-import { BadRequestError } from '../core/index.ts';
+import { BadRequestError, isValidName } from '../core/index.ts';
 import { keys } from './layout.ts';
 
 /** The `nextToken` of a page of a tenant's streams: the last key read, checked on the way back. */
@@ -16,7 +16,12 @@ export function decodeToken(tenant: string, token: string): Record<string, strin
   const { pk, sk } = (key ?? {}) as Record<string, unknown>;
   const expected = keys.streamsOf(tenant);
   if (typeof pk !== 'string' || typeof sk !== 'string' || pk !== expected.pk) throw invalid();
-  if (!sk.startsWith(expected.skPrefix) || Object.keys(key as object).length !== 2) {
+  const name = sk.slice(expected.skPrefix.length);
+  if (
+    !sk.startsWith(expected.skPrefix) ||
+    !isValidName(name) ||
+    Object.keys(key as object).length !== 2
+  ) {
     throw invalid();
   }
   return { pk, sk };

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { newPlan, PlanNotFoundError, type PlanRecord, toPlanView } from '../core/index.ts';
 import type { PlanStore, StreamStore } from '../store/index.ts';
+import { RETRY, retry } from '../support/index.ts';
 import { type Operations, planIdOf, type Reply, streamOf, tenantOf } from './request.ts';
 
 export interface PlanOperationsOptions {
@@ -27,13 +28,18 @@ export function planOperations({
   return {
     createPlan: async (request) => {
       const tenant = tenantOf(request);
-      const stream = await streams.get(tenant, streamOf(request));
-      // A stream being deleted has its deletion's receipt; there is nothing left to preview.
-      if (stream.state !== 'ACTIVE') throw streams.refusal(stream);
-      const plan = newPlan(stream, randomUUID(), new Date(), { pageSize, workerConcurrency });
-      const requested = await plans.request(plan);
-      if (requested.status !== 'ok')
-        throw streams.refusal(await streams.get(tenant, stream.stream));
+      const name = streamOf(request);
+      // The plan's write holds only while the incarnation read is ACTIVE: one deleted and
+      // created again meanwhile is read afresh, one being deleted is refused.
+      const plan = await retry<PlanRecord>(RETRY.contention, async () => {
+        const stream = await streams.get(tenant, name);
+        // A stream being deleted has its deletion's receipt; there is nothing left to preview.
+        if (stream.state !== 'ACTIVE') throw streams.refusal(stream);
+        const drafted = newPlan(stream, randomUUID(), new Date(), { pageSize, workerConcurrency });
+        const requested = await plans.request(drafted);
+        if (requested.status === 'ok') return { done: true, value: drafted };
+        return { done: false, why: `plan of ${tenant}/${name} lost a race` };
+      });
       return {
         ...planReply(202, plan, undefined),
         headers: { Location: `/v1/tenants/${tenant}/plans/${plan.planId}` },

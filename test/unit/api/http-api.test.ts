@@ -3,7 +3,9 @@ import { describe, expect, it, vi } from 'vitest';
 import { createHttpApi, type HttpApiOptions, type Receipts } from '../../../lib/api/index.ts';
 import {
   type DeletionRecord,
+  fenced,
   NO_COUNTS,
+  type PlanRecord,
   StreamDeletingError,
   toReceipt,
 } from '../../../lib/core/index.ts';
@@ -24,7 +26,7 @@ const MAX_EVENTS_BYTES = 64;
 const DEFAULT_GRACE_SECONDS = 600;
 
 /** An api over stores and a writer that succeed, unless a test says otherwise. */
-function api() {
+function api(overrides: Partial<HttpApiOptions> = {}) {
   const streams = {
     create: vi.fn<StreamStore['create']>(async () => ({ created: true, stream: aStream() })),
     get: vi.fn<StreamStore['get']>(async () => aStream()),
@@ -88,6 +90,7 @@ function api() {
     },
     offboarder: { view: async () => ({}), refresh: async () => 'running' },
     onUnexpectedError,
+    ...overrides,
   });
   /** The api's response to a request. */
   const respond = async (request: ApiRequest) => (await handler(apiEvent(request))).response;
@@ -447,6 +450,55 @@ describe('createHttpApi, ingest', () => {
     // Assess
     expect(response.statusCode).toBe(500);
     expect(streams.releaseIngest).toHaveBeenCalledTimes(1);
+  });
+});
+
+describe('createHttpApi, plans', () => {
+  const PLANS = '/v1/tenants/{tenant}/streams/{stream}/plans';
+
+  it('plans the incarnation that is ACTIVE when one was deleted and created again meanwhile', async () => {
+    // Prepare: the first plan's write finds its incarnation gone; the name is ACTIVE again
+    const requested: PlanRecord[] = [];
+    const { respond, streams } = api({
+      plans: {
+        request: async (plan) => {
+          requested.push(plan);
+          return requested.length === 1 ? fenced() : { status: 'ok', item: plan };
+        },
+        get: async () => undefined,
+        totals: async () => NO_COUNTS,
+      },
+    });
+    streams.get.mockResolvedValueOnce(aStream()).mockResolvedValueOnce(aStream({ generation: 2 }));
+
+    // Act
+    const response = await respond({ method: 'POST', resource: PLANS, pathParameters: acmeLogs });
+
+    // Assess
+    expect(response.statusCode).toBe(202);
+    expect(requested.map((plan) => plan.generation)).toEqual([1, 2]);
+    expect(JSON.parse(response.body)).toMatchObject({ generation: 2, state: 'PENDING' });
+  });
+
+  it('refuses a plan of a stream that began deleting meanwhile with 409 StreamDeleting', async () => {
+    // Prepare
+    const { respond, streams } = api({
+      plans: {
+        request: async () => fenced(),
+        get: async () => undefined,
+        totals: async () => NO_COUNTS,
+      },
+    });
+    streams.get
+      .mockResolvedValueOnce(aStream())
+      .mockResolvedValueOnce(aStream({ state: 'DELETING', deletionId: DELETION_ID }));
+
+    // Act
+    const response = await respond({ method: 'POST', resource: PLANS, pathParameters: acmeLogs });
+
+    // Assess
+    expect(response.statusCode).toBe(409);
+    expect(errorCodeOf(response.body)).toBe('StreamDeleting');
   });
 });
 

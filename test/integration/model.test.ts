@@ -7,6 +7,7 @@ import {
   disarmFailpoints,
   FAILPOINTS,
   type FailpointName,
+  firedCount,
 } from '../../lib/support/index.ts';
 import { type ApiClient, apiClient, parseLocation, waitFor } from '../helpers/http.ts';
 import { listAll } from '../helpers/s3.ts';
@@ -39,7 +40,12 @@ interface Real {
   api: ApiClient;
   target: TestTarget;
   sent: string[];
+  /** Over every run: messages replayed, and armed failpoints that fired. */
+  counts: { redelivered: number; crashed: number };
 }
+
+/** The API's crash after its tombstone is a 500 its client sees: the crash matrix's case. */
+const CRASHABLE = FAILPOINTS.filter((name) => name !== 'api.after-tombstone');
 
 const NAMES = ['logs', 'logs2'];
 const streamOf = (model: Model, name: string) => {
@@ -147,7 +153,7 @@ class Crash implements fc.AsyncCommand<Model, Real> {
   check = () => true;
   async run() {
     // The next time the pipeline reaches this point, that step fails and must be retried.
-    if (this.failpoint !== 'api.after-tombstone') armFailpoint(this.failpoint, 'error');
+    armFailpoint(this.failpoint, 'error');
   }
   toString = () => `crash(${this.failpoint})`;
 }
@@ -163,6 +169,7 @@ class Redeliver implements fc.AsyncCommand<Model, Real> {
         candidate.logicalId.startsWith('Work') && !candidate.logicalId.includes('Dead'),
     );
     if (!body || !local || !queue) return;
+    real.counts.redelivered++;
     // A replayed (duplicate, late) message: it must change nothing that was done.
     const { SendMessageCommand } = await import('@aws-sdk/client-sqs');
     await local.clients.sqs.send(
@@ -213,7 +220,7 @@ describe('a model of the invariants', () => {
       return clients;
     };
     target = await startTarget({
-      settings: { LETHE_PAGE_SIZE: '2', LETHE_STALE_AFTER_SECONDS: '2', LETHE_MAX_ATTEMPTS: '50' },
+      settings: { LETHE_PAGE_SIZE: '1', LETHE_STALE_AFTER_SECONDS: '2', LETHE_MAX_ATTEMPTS: '50' },
       visibilityTimeoutSeconds: 2,
       wrapClients: capture,
     });
@@ -226,13 +233,14 @@ describe('a model of the invariants', () => {
   it('holds for random sequences of create, ingest, delete, crash, redeliver and sweep', async () => {
     let run = 0;
     const executed = new Map<string, number>();
+    const counts = { redelivered: 0, crashed: 0 };
     const command = fc.oneof(
       fc.constantFrom(...NAMES).map((name) => new Create(name)),
       fc
         .tuple(fc.constantFrom(...NAMES), fc.integer({ min: 1, max: 3 }))
         .map(([name, events]) => new Ingest(name, events)),
       fc.constantFrom(...NAMES).map((name) => new Delete(name)),
-      fc.constantFrom(...FAILPOINTS).map((name) => new Crash(name)),
+      fc.constantFrom(...CRASHABLE).map((name) => new Crash(name)),
       fc.nat().map((pick) => new Redeliver(pick)),
       fc.constant(new Sweep()),
     );
@@ -240,7 +248,7 @@ describe('a model of the invariants', () => {
       fc.asyncProperty(fc.array(command, { minLength: 8, maxLength: 16 }), async (steps) => {
         const tenant = `model${run++}`;
         const model: Model = new Map();
-        const real: Real = { tenant, api: apiClient(target.baseUrl), target, sent };
+        const real: Real = { tenant, api: apiClient(target.baseUrl), target, sent, counts };
         // Every run starts from two live streams, so deletes and ingests have work to do.
         for (const name of NAMES) await new Create(name).run(model, real);
         for (const step of steps) {
@@ -251,8 +259,8 @@ describe('a model of the invariants', () => {
           await step.run(model, real);
           await checkLive(model, real, tenant);
         }
-        // Settle: every requested deletion ends COMPLETED, exact, and its location empty.
-        disarmFailpoints();
+        // Settle: every requested deletion ends COMPLETED, exact, and its location empty,
+        // failpoints still armed firing on the way (each fails its step once).
         for (const stream of model.values()) {
           for (const incarnation of stream.deleted) {
             const receipt = await waitFor(`deletion ${incarnation.deletionId}`, async () => {
@@ -268,6 +276,8 @@ describe('a model of the invariants', () => {
           }
         }
         await checkLive(model, real, tenant);
+        counts.crashed += CRASHABLE.reduce((sum, name) => sum + firedCount(name), 0);
+        disarmFailpoints();
       }),
       {
         numRuns: Number(process.env.LETHE_MODEL_RUNS ?? 8),
@@ -275,8 +285,12 @@ describe('a model of the invariants', () => {
         endOnFailure: true,
       },
     );
-    console.info(`model: ${run} runs, commands ${JSON.stringify(Object.fromEntries(executed))}`);
-    // The property must have exercised deletions, not only creates.
+    console.info(
+      `model: ${run} runs, commands ${JSON.stringify(Object.fromEntries(executed))}, ${JSON.stringify(counts)}`,
+    );
+    // The property must have exercised deletions, replays and crashes, not only creates.
     expect(executed.get('delete') ?? 0).toBeGreaterThanOrEqual(run);
+    expect(counts.redelivered).toBeGreaterThan(0);
+    expect(counts.crashed).toBeGreaterThan(0);
   });
 });

@@ -29,7 +29,10 @@ export interface FaultPlan {
 }
 
 export interface FaultCounts {
-  s3Errors: number;
+  /** 503 SlowDown answered to a DeleteObjects (the pacer's to take), and to any other request. */
+  slowDownDeletes: number;
+  slowDownOthers: number;
+  s3InternalErrors: number;
   keyErrors: number;
   accessDenied: number;
   duplicated: number;
@@ -62,7 +65,9 @@ const serviceError = (name: string, status: number) =>
 export function faultyClients(plan: FaultPlan, seed = 42) {
   const random = prng(seed);
   const counts: FaultCounts = {
-    s3Errors: 0,
+    slowDownDeletes: 0,
+    slowDownOthers: 0,
+    s3InternalErrors: 0,
     keyErrors: 0,
     accessDenied: 0,
     duplicated: 0,
@@ -77,13 +82,14 @@ export function faultyClients(plan: FaultPlan, seed = 42) {
     // these, except on the delete client, where the page deleter and the chain's pace do.
     for (const s3 of [fresh.s3, fresh.s3Deletes])
       s3.middlewareStack.add(
-        (next) => async (args) => {
+        (next, context) => async (args) => {
           if (chance(plan.s3SlowDown)) {
-            counts.s3Errors++;
+            if (context.commandName === 'DeleteObjectsCommand') counts.slowDownDeletes++;
+            else counts.slowDownOthers++;
             throw serviceError('SlowDown', 503);
           }
           if (chance(plan.s3InternalError)) {
-            counts.s3Errors++;
+            counts.s3InternalErrors++;
             throw serviceError('InternalError', 500);
           }
           return next(args);

@@ -11,7 +11,7 @@ import {
   planPageMessage,
   systemClock,
 } from '../core/index.ts';
-import { childrenOf, firstPage, isBucketVersioned, uploadsUnder } from '../s3/index.ts';
+import { childrenOf, firstPage, isBucketVersioned, isRefusal, uploadsUnder } from '../s3/index.ts';
 import type { PlanChainLayout, PlanStore } from '../store/index.ts';
 import type { ObjectStore } from './ports.ts';
 
@@ -22,7 +22,7 @@ export interface PlanSender {
 export interface PlannerOptions {
   readonly plans: Pick<
     PlanStore,
-    'get' | 'register' | 'start' | 'chains' | 'chain' | 'countPage' | 'totals' | 'complete'
+    'get' | 'register' | 'start' | 'chains' | 'chain' | 'countPage' | 'totals' | 'complete' | 'fail'
   >;
   /** Read-only use: the planner lists, and never deletes, aborts or writes an object. */
   readonly s3: ObjectStore;
@@ -32,7 +32,7 @@ export interface PlannerOptions {
   readonly clock?: Clock;
 }
 
-export type PlanPageOutcome = 'counted' | 'ended' | 'duplicate' | 'stale';
+export type PlanPageOutcome = 'counted' | 'ended' | 'duplicate' | 'stale' | 'failed';
 
 /**
  * A plan, run as a deletion runs but counting instead of deleting: `start` lays out one chain
@@ -40,6 +40,8 @@ export type PlanPageOutcome = 'counted' | 'ended' | 'duplicate' | 'stale';
  * first page; `page` lists one page, counts it once (a conditional write on the chain's page
  * number) and hands the next page on; the last chain to end completes the plan, with the
  * multipart uploads in progress counted. Every step may be repeated: duplicates count nothing.
+ * A listing S3 refuses for good (access denied, the bucket gone) ends the plan FAILED with
+ * S3's code; anything else is thrown, for the message to come again.
  */
 export class Planner {
   readonly #plans: PlannerOptions['plans'];
@@ -56,12 +58,17 @@ export class Planner {
     this.#clock = options.clock ?? systemClock;
   }
 
-  async start(ref: { tenant: string; planId: string }): Promise<'started' | 'stale'> {
+  async start(ref: { tenant: string; planId: string }): Promise<'started' | 'stale' | 'failed'> {
     let plan = await this.#plans.get(ref.tenant, ref.planId);
     if (!plan) return 'stale';
     if (plan.state === 'PENDING') {
-      const versioned = await isBucketVersioned(this.#s3, plan.bucket);
-      const chains = await this.#layout(plan, versioned);
+      const pending = plan;
+      const laidOut = await this.#unlessRefused(plan, async () => {
+        const versioned = await isBucketVersioned(this.#s3, pending.bucket);
+        return { versioned, chains: await this.#layout(pending, versioned) };
+      });
+      if (laidOut === 'failed') return 'failed';
+      const { versioned, chains } = laidOut;
       await this.#plans.register(plan, chains);
       // The chain of direct keys has ended already: only the others are waited for.
       const working = chains.filter((chain) => chain.counts === undefined).length;
@@ -86,15 +93,14 @@ export class Planner {
     const chain = await this.#plans.chain(message.planId, message.chainId);
     if (!plan || !chain || plan.state !== 'RUNNING' || message.page > chain.page) return 'stale';
     if (message.page < chain.page) return this.#redelivered(plan, chain, message.page);
-    const listed = await firstPage(
-      { client: this.#s3, pageSize: this.#pageSize },
-      {
-        Bucket: plan.bucket,
-        Prefix: chain.prefix,
-        After: chain.cursor,
-      },
-      plan.versioned === true,
+    const listed = await this.#unlessRefused(plan, () =>
+      firstPage(
+        { client: this.#s3, pageSize: this.#pageSize },
+        { Bucket: plan.bucket, Prefix: chain.prefix, After: chain.cursor },
+        plan.versioned === true,
+      ),
     );
+    if (listed === 'failed') return 'failed';
     // Only what lies inside the location is counted (a listing by prefix cannot widen it).
     const inside = listed.objects.filter((entry) => isInside(entry.key, plan.prefix));
     const counted = await this.#plans.countPage(
@@ -115,12 +121,28 @@ export class Planner {
   async finalizeIfReady(ref: Pick<PlanRecord, 'tenant' | 'planId'>): Promise<boolean> {
     const plan = await this.#plans.get(ref.tenant, ref.planId);
     if (plan?.state !== 'RUNNING' || plan.chainsSettled < plan.chainsTotal) return false;
-    let uploads = 0;
-    for await (const page of uploadsUnder(this.#s3, plan.bucket, plan.prefix)) {
-      uploads += page.filter((upload) => isInside(upload.key, plan.prefix)).length;
-    }
+    const uploads = await this.#unlessRefused(plan, async () => {
+      let count = 0;
+      for await (const page of uploadsUnder(this.#s3, plan.bucket, plan.prefix)) {
+        count += page.filter((upload) => isInside(upload.key, plan.prefix)).length;
+      }
+      return count;
+    });
+    if (uploads === 'failed') return false;
     const totals = await this.#plans.totals(plan);
     return (await this.#plans.complete(plan, totals, uploads, this.#clock.now())).status === 'ok';
+  }
+
+  /** `listing`'s answer, or the plan FAILED with S3's code when S3 refused it for good. */
+  async #unlessRefused<T>(plan: PlanRecord, listing: () => Promise<T>): Promise<T | 'failed'> {
+    try {
+      return await listing();
+    } catch (error) {
+      if (!isRefusal(error)) throw error;
+      const message = `S3 refused to list s3://${plan.bucket}/${plan.prefix}: ${error.message}`;
+      await this.#plans.fail(plan, { code: error.name, message }, this.#clock.now());
+      return 'failed';
+    }
   }
 
   /**

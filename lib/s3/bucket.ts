@@ -2,10 +2,18 @@ import {
   GetBucketVersioningCommand,
   ListObjectVersionsCommand,
   type S3Client,
+  S3ServiceException,
 } from '@aws-sdk/client-s3';
 import { isInScope, type Scope } from '../core/index.ts';
 import { childrenOf } from './listing.ts';
 import { uploadsUnder } from './uploads.ts';
+
+/** S3's refusals of a whole request that asking again will not change. */
+const REFUSALS = new Set(['AccessDenied', 'AllAccessDisabled', 'NoSuchBucket', 'AccountProblem']);
+
+/** True when S3 refused a request for good: the bucket is gone, or its data may not be read. */
+export const isRefusal = (error: unknown): error is S3ServiceException =>
+  error instanceof S3ServiceException && REFUSALS.has(error.name);
 
 /** What is left of a location. */
 export type Leftovers =

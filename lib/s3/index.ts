@@ -1,5 +1,11 @@
 // lib/s3: the S3 adapter. Listing (plain and versioned, one page shape), page deletion, what is left, event writing.
-export { isBucketVersioned, type Leftovers, whatIsLeft, whatIsLeftOf } from './bucket.ts';
+export {
+  isBucketVersioned,
+  isRefusal,
+  type Leftovers,
+  whatIsLeft,
+  whatIsLeftOf,
+} from './bucket.ts';
 export { EventWriter, type EventWriterOptions } from './event-writer.ts';
 export {
   childrenOf,

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import {
   CreateMultipartUploadCommand,
+  DeleteBucketCommand,
   DeleteObjectCommand,
   ListMultipartUploadsCommand,
   PutBucketVersioningCommand,
@@ -233,6 +234,31 @@ describe('plans (dry runs)', () => {
       expect(guard.refused).toEqual([]);
     } finally {
       guard.armed = false;
+      await own.stop();
+    }
+  });
+});
+
+describe.skipIf(process.env.LETHE_TEST_API_URL)('a plan S3 refuses', () => {
+  it("ends FAILED with S3's code when the stream's bucket is gone", async () => {
+    // Arrange: a stack of its own, whose bucket is removed under an ACTIVE stream
+    const own = await startTarget();
+    try {
+      const api = apiClient(own.baseUrl);
+      const name = `g${randomUUID().slice(0, 8)}`;
+      const created = await api.create(name, 'logs');
+      const { bucket } = parseLocation(String(created.body.location));
+      await own.s3.send(new DeleteBucketCommand({ Bucket: bucket }));
+
+      // Act
+      const ended = await plan(api, name);
+
+      // Assess
+      expect(ended).toMatchObject({
+        state: 'FAILED',
+        failure: { code: 'NoSuchBucket', message: expect.stringContaining(`s3://${bucket}/`) },
+      });
+    } finally {
       await own.stop();
     }
   });

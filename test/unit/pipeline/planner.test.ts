@@ -3,6 +3,7 @@ import {
   ListMultipartUploadsCommand,
   ListObjectsV2Command,
   S3Client,
+  S3ServiceException,
 } from '@aws-sdk/client-s3';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
@@ -78,6 +79,11 @@ function memoryPlans(): PlannerOptions['plans'] & { plan: () => PlanRecord } {
     complete: async (_, totals, multipartUploads) => {
       if (plan.state !== 'RUNNING') return duplicate();
       plan = { ...plan, ...totals, multipartUploads, state: 'COMPLETED' };
+      return ok(undefined);
+    },
+    fail: async (_, reason) => {
+      if (plan.state !== 'PENDING' && plan.state !== 'RUNNING') return duplicate();
+      plan = { ...plan, state: 'FAILED', reason };
       return ok(undefined);
     },
   };
@@ -191,6 +197,44 @@ describe('Planner', () => {
     // Assess
     expect(outcome).toBe('duplicate');
     expect(plans.plan()).toMatchObject({ state: 'COMPLETED', objects: 7, pages: 5 });
+  });
+
+  const refused = (name: string) =>
+    new S3ServiceException({ name, $fault: 'client', $metadata: {}, message: `${name} here` });
+
+  it('ends FAILED with S3 code when S3 refuses a page for good', async () => {
+    // Arrange: the partitions' pages are refused once the layout is done
+    await planner.start({ tenant: 'acme', planId: PLAN_ID });
+    s3.on(ListObjectsV2Command).rejects(refused('AccessDenied'));
+
+    // Act
+    const outcome = await planner.page(sent.shift() as PlanPageMessage);
+
+    // Assess
+    expect(outcome).toBe('failed');
+    expect(plans.plan()).toMatchObject({
+      state: 'FAILED',
+      reason: { code: 'AccessDenied', message: expect.stringContaining(`s3://`) },
+    });
+  });
+
+  it('ends FAILED before laying out a bucket that is gone', async () => {
+    s3.on(GetBucketVersioningCommand).rejects(refused('NoSuchBucket'));
+
+    const outcome = await planner.start({ tenant: 'acme', planId: PLAN_ID });
+
+    expect(outcome).toBe('failed');
+    expect(plans.plan()).toMatchObject({ state: 'FAILED', reason: { code: 'NoSuchBucket' } });
+    expect(sent).toEqual([]);
+  });
+
+  it('leaves a passing error to the message coming again', async () => {
+    await planner.start({ tenant: 'acme', planId: PLAN_ID });
+    s3.on(ListObjectsV2Command).rejects(refused('SlowDown'));
+    const first = sent.shift() as PlanPageMessage;
+
+    await expect(planner.page(first)).rejects.toThrow('SlowDown');
+    expect(plans.plan().state).toBe('RUNNING');
   });
 
   it('lists only: no S3 command but lists and GetBucketVersioning', async () => {

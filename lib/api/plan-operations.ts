@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { newPlan, PlanNotFoundError, type PlanRecord, toPlanView } from '../core/index.ts';
 import type { PlanStore, StreamStore } from '../store/index.ts';
-import { RETRY, retry } from '../support/index.ts';
 import { type Operations, planIdOf, type Reply, streamOf, tenantOf } from './request.ts';
 
 export interface PlanOperationsOptions {
@@ -11,6 +10,9 @@ export interface PlanOperationsOptions {
   readonly pageSize: number;
   readonly workerConcurrency: number;
 }
+
+/** Plans drafted at most for one request: each lost to the stream being created again. */
+const PLAN_ATTEMPTS = 3;
 
 const planReply = (status: number, plan: PlanRecord, totals: PlanRecord | undefined): Reply => ({
   status,
@@ -30,16 +32,22 @@ export function planOperations({
       const tenant = tenantOf(request);
       const name = streamOf(request);
       // The plan's write holds only while the incarnation read is ACTIVE: one deleted and
-      // created again meanwhile is read afresh, one being deleted is refused.
-      const plan = await retry<PlanRecord>(RETRY.contention, async () => {
-        const stream = await streams.get(tenant, name);
+      // created again meanwhile is read afresh and planned (a few times at most); one being
+      // deleted is refused.
+      let stream = await streams.get(tenant, name);
+      let plan: PlanRecord | undefined;
+      for (let attempt = 1; !plan; attempt++) {
         // A stream being deleted has its deletion's receipt; there is nothing left to preview.
         if (stream.state !== 'ACTIVE') throw streams.refusal(stream);
         const drafted = newPlan(stream, randomUUID(), new Date(), { pageSize, workerConcurrency });
-        const requested = await plans.request(drafted);
-        if (requested.status === 'ok') return { done: true, value: drafted };
-        return { done: false, why: `plan of ${tenant}/${name} lost a race` };
-      });
+        if ((await plans.request(drafted)).status === 'ok') plan = drafted;
+        else {
+          const now = await streams.get(tenant, name);
+          const recreated = now.state === 'ACTIVE' && now.generation !== stream.generation;
+          if (!recreated || attempt === PLAN_ATTEMPTS) throw streams.refusal(now);
+          stream = now;
+        }
+      }
       return {
         ...planReply(202, plan, undefined),
         headers: { Location: `/v1/tenants/${tenant}/plans/${plan.planId}` },

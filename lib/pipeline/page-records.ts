@@ -60,8 +60,10 @@ export function firstPageOf(
 
 /** True when a listed entry lies in a page's range (for its last key: one of its versions). */
 export function isInPage(object: ListedObject, page: PageRecord) {
-  if (object.key < page.lastKey) return true;
-  if (object.key > page.lastKey) return false;
+  // In S3's order (UTF-8 bytes), as the page was listed.
+  const order = compareKeys(object.key, page.lastKey);
+  if (order < 0) return true;
+  if (order > 0) return false;
   return (
     page.lastKeyVersions === undefined || page.lastKeyVersions.includes(object.versionId ?? 'null')
   );

@@ -122,13 +122,13 @@ export class PageWorker {
     await this.#budget?.giveBack(chain.bucket, listing.objects.length);
     for (const object of listing.objects) assertInside(object.key, chain);
     failpoint('worker.after-list');
-    // A run of child prefixes that holds more than a page: half of what is left of it goes to
-    // a new chain, so a run guessed too large still deletes in parallel.
+    // A run of child prefixes holding more than a page hands half the rest to a new chain.
     let added: ChainRecord | undefined;
     const lastKey = listing.objects.at(-1)?.key;
     if (listing.next && lastKey !== undefined && chain.range && !chain.range.indivisible) {
       const split = await this.#split(chain, message.page, lastKey);
       if (split === 'moved') return this.#page(message);
+      if (split === 'fenced') return { outcome: 'stale' };
       added = split;
     }
     const page = pageOf(message.page, chain.cursor, listing.objects);
@@ -224,14 +224,14 @@ export class PageWorker {
 
   /**
    * Splits the rest of a range chain's range after `lastKey` at the middle one of the child
-   * prefixes that follow: the new chain, or nothing when no child prefix is left to split at
-   * (then the chain is marked so and not looked at again), or `moved` when the chain changed.
+   * prefixes that follow: the new chain, nothing when no child prefix is left to split at (the
+   * chain is marked so), `moved` when the chain changed, `fenced` when its round is over.
    */
   async #split(
     chain: ChainRecord,
     pageNumber: number,
     lastKey: string,
-  ): Promise<ChainRecord | undefined | 'moved'> {
+  ): Promise<ChainRecord | undefined | 'moved' | 'fenced'> {
     const range = chain.range ?? {};
     const listed = await firstPage(
       { client: this.#s3 },
@@ -249,7 +249,7 @@ export class PageWorker {
       return undefined;
     }
     const split = await this.#chains.split(chain, pageNumber, from);
-    return split.status === 'ok' ? split.item : 'moved';
+    return split.status === 'ok' ? split.item : split.status === 'fenced' ? 'fenced' : 'moved';
   }
 
   /** `seenCutAt`: the chain's last cut in pace when this page was let go. */

@@ -1,5 +1,5 @@
 import { ListObjectsV2Command, ListObjectVersionsCommand, type S3Client } from '@aws-sdk/client-s3';
-import type { Cursor, ListedObject } from '../core/index.ts';
+import { type Cursor, compareKeys, type ListedObject } from '../core/index.ts';
 
 /**
  * Keys come back URL-encoded (`EncodingType: 'url'`): S3 can hold keys that an XML 1.0 answer
@@ -112,7 +112,7 @@ export async function* paginateVersionPages(
       })),
     ];
     // S3 answers versions and delete markers apart: one list, by key (stable within a key).
-    entries.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+    entries.sort((a, b) => compareKeys(a.key, b.key));
     const prefixes = (response.CommonPrefixes ?? []).map((entry) => decode(entry.Prefix));
     const next: Cursor | undefined =
       response.IsTruncated && response.NextKeyMarker

@@ -8,7 +8,7 @@ import {
   type ListedObject,
 } from '../../../lib/core/index.ts';
 import { chainsOver } from '../../../lib/pipeline/chain-layout.ts';
-import { firstPageOf } from '../../../lib/pipeline/page-records.ts';
+import { firstPageOf, isInPage } from '../../../lib/pipeline/page-records.ts';
 
 const location = 'streams/acme/logs/1/';
 const day = (n: number) => `${location}dt=2026-01-0${n}/`;
@@ -107,6 +107,25 @@ describe('firstPageOf', () => {
           if (!page && own.length > 0)
             expect(keys.indexOf(own[0] as string)).toBeGreaterThanOrEqual(pageSize);
         }
+      }),
+    );
+  });
+});
+
+describe('isInPage', () => {
+  it("places keys in S3's order (UTF-8 bytes), not JavaScript's (UTF-16 units)", () => {
+    // U+E000 sorts before U+1F600 in UTF-8 and after it in UTF-16.
+    const page = { page: 0, lastKey: `${location}\u{1F600}`, count: 2, bytes: 4 };
+
+    expect(isInPage({ key: `${location}\uE000x`, size: 2 }, page)).toBe(true);
+    expect(isInPage({ key: `${location}\u{1F601}`, size: 2 }, page)).toBe(false);
+  });
+
+  it('agrees with compareKeys for any keys', () => {
+    fc.assert(
+      fc.property(fc.string({ unit: 'grapheme' }), fc.string({ unit: 'grapheme' }), (a, b) => {
+        const page = { page: 0, lastKey: b, count: 1, bytes: 1 };
+        expect(isInPage({ key: a, size: 1 }, page)).toBe(compareKeys(a, b) <= 0);
       }),
     );
   });

@@ -474,7 +474,7 @@ describe('PageWorker.handle, a page', () => {
       // Prepare
       full([1, 2, 3]);
       const { pageWorker, chains } = worker(rangeChain);
-      chains.split.mockResolvedValueOnce(fenced());
+      chains.split.mockResolvedValueOnce(duplicate());
 
       // Act
       await pageWorker.handle(pageMessage(rangeChain, 0));
@@ -482,6 +482,22 @@ describe('PageWorker.handle, a page', () => {
       // Assess
       expect(chains.split).toHaveBeenCalledTimes(2);
       expect(chains.recordListing).toHaveBeenCalledOnce();
+    });
+
+    it('stops, as stale, when its deletion left the round while it split', async () => {
+      // Prepare
+      full([1, 2, 3]);
+      const { pageWorker, chains, deleter } = worker(rangeChain);
+      chains.split.mockResolvedValue(fenced());
+
+      // Act
+      const outcome = await pageWorker.handle(pageMessage(rangeChain, 0));
+
+      // Assess
+      expect(outcome).toEqual({ outcome: 'stale' });
+      expect(chains.split).toHaveBeenCalledOnce();
+      expect(chains.recordListing).not.toHaveBeenCalled();
+      expect(deleter.deletePage).not.toHaveBeenCalled();
     });
   });
 

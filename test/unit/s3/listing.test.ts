@@ -260,6 +260,24 @@ describe('childrenOf', () => {
   });
 });
 
+describe("versions and delete markers in S3's order", () => {
+  it('merges them by UTF-8 bytes, as S3 lists keys', async () => {
+    // U+E000 sorts before U+1F600 in UTF-8 and after it in UTF-16.
+    s3.on(ListObjectVersionsCommand).resolves({
+      Versions: [{ Key: `${prefix}\u{1F600}`, VersionId: 'v1', Size: 1 }],
+      DeleteMarkers: [{ Key: `${prefix}\uE000`, VersionId: 'm1' }],
+      IsTruncated: false,
+    });
+
+    const page = await firstPage({ client }, { Bucket: BUCKET, Prefix: prefix }, true);
+
+    expect(page.objects.map((entry) => entry.key)).toEqual([
+      `${prefix}\uE000`,
+      `${prefix}\u{1F600}`,
+    ]);
+  });
+});
+
 describe('keys S3 answers URL-encoded', () => {
   it('decodes keys, prefixes and markers when the answer says EncodingType url', async () => {
     s3.on(ListObjectVersionsCommand).resolves({

@@ -79,5 +79,11 @@ export async function whatIsLeftOf(
     const left = await whatIsLeft(client, bucket, prefix);
     if (!left.empty) return left;
   }
+  // Uploads in progress roll up in no listing of versions: a partition emptied of objects may
+  // still hold some.
+  for await (const uploads of uploadsUnder(client, bucket, scope.location)) {
+    const inside = uploads.find((upload) => isInScope(upload.key, scope));
+    if (inside) return { empty: false, key: inside.key, versioned: false, upload: true };
+  }
   return { empty: true };
 }

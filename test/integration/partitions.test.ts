@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { CreateMultipartUploadCommand, ListMultipartUploadsCommand } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { clockOf, type DeletionReceipt, dayOf } from '../../lib/core/index.ts';
 import { RetentionRunner } from '../../lib/pipeline/index.ts';
@@ -91,6 +92,35 @@ describe.skipIf(process.env.LETHE_TEST_API_URL)('partitions and retention', () =
       objectsDeleted: 12,
       verified: expect.stringContaining('dt= partitions of days before 2026-01-03'),
     });
+  });
+
+  it('aborts the uploads in progress in its partitions, and only those', async () => {
+    // Arrange: an upload in a partition to delete, one in a partition to keep
+    const name = tenant();
+    const { bucket, prefix } = await seeded(name);
+    for (const day of ['2026-01-01', '2026-01-04']) {
+      await target.s3.send(
+        new CreateMultipartUploadCommand({ Bucket: bucket, Key: `${prefix}dt=${day}/part.bin` }),
+      );
+    }
+
+    // Act
+    const reply = await api.call<DeletionReceipt>(
+      'DELETE',
+      `/v1/tenants/${name}/streams/logs/partitions?before=2026-01-03`,
+    );
+    const receipt = await waitForEnd(api, name, reply.body.deletionId);
+
+    // Assess
+    expect(receipt).toMatchObject({
+      state: 'COMPLETED',
+      objectsDeleted: 12,
+      multipartUploadsAborted: 1,
+    });
+    const { Uploads = [] } = await target.s3.send(
+      new ListMultipartUploadsCommand({ Bucket: bucket, Prefix: prefix }),
+    );
+    expect(Uploads.map((upload) => upload.Key)).toEqual([`${prefix}dt=2026-01-04/part.bin`]);
   });
 
   it('refuses a cutoff after today, and one that is not a day', async () => {

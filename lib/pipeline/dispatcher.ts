@@ -161,7 +161,7 @@ export class Dispatcher {
       if (begun.status === 'fenced') return [];
     }
     // Chain by chain, the first page is not recorded: its chain lists it again.
-    await this.#chains.register(deletion, layout, versioned);
+    if (!isOk(await this.#chains.register(deletion, layout, versioned))) return [];
     const registered = await collect(this.#chains.list(deletion));
     const started = await this.#deletions.start(deletion, registered.length, versioned);
     return isOk(started) ? registered.filter(notStarted) : [];

@@ -28,7 +28,7 @@ import {
   type Pacing,
   type PageCounts,
 } from './chain-changes.ts';
-import { isAbsent } from './conditions.ts';
+import { all, atRound, deletionMay, isAbsent } from './conditions.ts';
 import type { DeletionStore } from './deletion-store.ts';
 import { keys } from './layout.ts';
 import type { Table } from './table.ts';
@@ -57,13 +57,31 @@ export class ChainStore {
     this.#clock = options.clock ?? systemClock;
   }
 
-  /** Creates the chains of a round; chains that already exist keep their progress. */
-  async register(deletion: DeletionRecord, chains: ChainLayout[], versioned: boolean) {
-    const put = (chain: ChainRecord) => this.#table.put(this.#key(chain), chain, isAbsent);
+  /**
+   * Creates the chains of a round, each only while its deletion is PENDING in that round (so a
+   * stale image adds no chain to a round under way): `fenced` once it is not. Chains that
+   * already exist keep their progress.
+   */
+  async register(
+    deletion: DeletionRecord,
+    chains: ChainLayout[],
+    versioned: boolean,
+  ): Promise<Outcome> {
+    const pending = this.#table.checkItem(
+      keys.deletion(deletion.tenant, deletion.deletionId),
+      all(deletionMay('start'), atRound(deletion.round)),
+    );
+    const put = async (chain: ChainRecord) => {
+      const item = this.#table.putItem({ ...this.#key(chain), ...chain }, isAbsent);
+      const result = await this.#table.transact([item, pending]);
+      return result.ok || !result.failed.includes(1);
+    };
     const records = newChains(deletion, chains, versioned, this.#clock.now().getTime());
     for (let start = 0; start < records.length; start += 16) {
-      await Promise.all(records.slice(start, start + 16).map(put));
+      const made = await Promise.all(records.slice(start, start + 16).map(put));
+      if (made.includes(false)) return fenced();
     }
+    return ok(undefined);
   }
 
   /**
@@ -87,7 +105,8 @@ export class ChainStore {
       this.#deletions.roundChains(deletion, { chainsTotal: records.length, versioned }),
     ]);
     if (result.ok) return ok(records);
-    return result.failedIndex === records.length ? fenced() : duplicate();
+    // A round that moved on is fenced, whatever chains exist: a stale image adds none.
+    return result.failed.includes(records.length) ? fenced() : duplicate();
   }
 
   /**
@@ -126,7 +145,7 @@ export class ChainStore {
       this.#deletions.roundChains(chain, 'chainAdded'),
     ]);
     if (result.ok) return ok(added);
-    return result.failedIndex === 2 ? fenced() : duplicate();
+    return result.failed.includes(2) ? fenced() : duplicate();
   }
 
   /** Marks that no child prefix lies in the rest of the chain's range: it is not split again. */

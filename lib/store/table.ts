@@ -39,8 +39,13 @@ export interface Change {
 /** A conditional write's result: the item as it now is, or as the failed condition saw it. */
 export type Written<T> = { ok: true; item: T } | { ok: false; old: T | undefined };
 
-/** A transaction's result: committed, or the index of the first item whose condition failed. */
-export type Transacted = { ok: true } | { ok: false; failedIndex: number; old?: unknown };
+/**
+ * A transaction's result: committed, or the index of the first item whose condition failed
+ * (and of every one: DynamoDB checks them all), with the item that first one saw.
+ */
+export type Transacted =
+  | { ok: true }
+  | { ok: false; failedIndex: number; failed: number[]; old?: unknown };
 
 const nonEmpty = <T extends object>(value: T | undefined) =>
   value && Object.keys(value).length > 0 ? value : undefined;
@@ -59,10 +64,14 @@ function expressionOf(change: Change) {
 function cancellationOf(error: unknown) {
   if (!(error instanceof TransactionCanceledException)) return undefined;
   const reasons = error.CancellationReasons ?? [];
-  const failedIndex = reasons.findIndex((reason) => reason.Code === 'ConditionalCheckFailed');
+  const failed = reasons.flatMap((reason, index) =>
+    reason.Code === 'ConditionalCheckFailed' ? [index] : [],
+  );
+  const failedIndex = failed[0] ?? -1;
   const item = failedIndex >= 0 ? reasons[failedIndex]?.Item : undefined;
   return {
     failedIndex,
+    failed,
     ...(item ? { old: recordOf(unmarshall(item)) } : {}),
     conflict: reasons.some(
       (reason) => reason.Code === 'TransactionConflict' || reason.Code === 'ThrottlingError',
@@ -185,8 +194,8 @@ export class Table {
         const cancellation = cancellationOf(error);
         if (!cancellation) throw error;
         if (cancellation.failedIndex >= 0) {
-          const { failedIndex, old } = cancellation;
-          return { done: true, value: { ok: false, failedIndex, old } as Transacted };
+          const { failedIndex, failed, old } = cancellation;
+          return { done: true, value: { ok: false, failedIndex, failed, old } as Transacted };
         }
         if (!cancellation.conflict) throw error;
         return { done: false, why: 'transaction conflicts' };

@@ -1,5 +1,11 @@
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
-import { type Clock, clockOf, type DeletionRecord } from '../../lib/core/index.ts';
+import {
+  type ChainLayout,
+  type Clock,
+  clockOf,
+  type DeletionRecord,
+  newChains,
+} from '../../lib/core/index.ts';
 import type { LocalStack } from '../../lib/local/local-stack.ts';
 import {
   ChainStore,
@@ -44,5 +50,18 @@ export function storesOf(local: LocalStack, clock: Clock = clockOf(() => new Dat
     );
     return deletion;
   };
-  return { table, streams, deletions, index, chains, putDeletion };
+  /**
+   * Writes a deletion's chains as they would stand in the table, whatever the deletion's state
+   * (ChainStore.register adds chains only to a PENDING round).
+   */
+  const putChains = async (deletion: DeletionRecord, layouts: ChainLayout[], versioned = false) => {
+    const records = newChains(deletion, layouts, versioned, clock.now().getTime());
+    await table.putAll(
+      records.map((chain) => ({
+        ...keys.chain(chain.deletionId, chain.round, chain.chainId),
+        ...chain,
+      })),
+    );
+  };
+  return { table, streams, deletions, index, chains, putDeletion, putChains };
 }

@@ -41,7 +41,7 @@ describe.skipIf(process.env.LETHE_TEST_API_URL)('ChainStore over DynamoDB', () =
     const layout = range
       ? { chainId, prefix: deletion.prefix, range }
       : { chainId, prefix: `${deletion.prefix}p/` };
-    await stores.chains.register(deletion, [layout], false);
+    await stores.putChains(deletion, [layout]);
     const chain = await stores.chains.get(deletion, chainId);
     if (!chain) throw new Error('the chain was not registered');
     return chain;
@@ -94,7 +94,8 @@ describe.skipIf(process.env.LETHE_TEST_API_URL)('ChainStore over DynamoDB', () =
       chainsSettled: 0,
       versioned: true,
     });
-    expect(again.status).toBe('duplicate');
+    // Begun again once started: fenced by the start, whatever chains it names.
+    expect(again.status).toBe('fenced');
     expect(refused.status).toBe('duplicate');
     expect(await collect(stores.chains.list(other))).toHaveLength(1);
     expect((await stores.deletions.get(other.tenant, other.deletionId))?.state).toBe('PENDING');
@@ -398,13 +399,47 @@ describe.skipIf(process.env.LETHE_TEST_API_URL)('ChainStore over DynamoDB', () =
     expect((await stores.chains.get(chain, chainId))?.range).toEqual({ indivisible: true });
   });
 
+  it('adds no chain to a round under way, however stale the image that asks', async () => {
+    // A round started with one chain; an old PENDING image of it lays out another two.
+    const running = await stores.putDeletion(
+      aDeletion({ deletionId: randomUUID(), state: 'RUNNING', chainsTotal: 1 }),
+    );
+    const kept = { chainId, prefix: `${running.prefix}p/` };
+    await stores.putChains(running, [kept]);
+    const stale = { ...running, state: 'PENDING' as const };
+    const more = [kept, { chainId: 'b'.repeat(20), prefix: `${running.prefix}q/` }];
+    const pending = await stores.putDeletion(
+      aDeletion({ deletionId: randomUUID(), state: 'PENDING' }),
+    );
+
+    const begun = await stores.chains.begin(stale, more, false);
+    const registered = await stores.chains.register(stale, more, false);
+    const allowed = await stores.chains.register(
+      pending,
+      [{ chainId, prefix: `${pending.prefix}p/` }],
+      false,
+    );
+
+    expect(begun.status).toBe('fenced');
+    expect(registered.status).toBe('fenced');
+    expect((await collect(stores.chains.list(running))).map((chain) => chain.chainId)).toEqual([
+      chainId,
+    ]);
+    expect(await stores.deletions.get(running.tenant, running.deletionId)).toMatchObject({
+      state: 'RUNNING',
+      chainsTotal: 1,
+    });
+    expect(allowed.status).toBe('ok');
+    expect(await collect(stores.chains.list(pending))).toHaveLength(1);
+  });
+
   it("sums every chain of every round, and the current round's failures only", async () => {
     const deletion = await stores.putDeletion(
       aDeletion({ deletionId: randomUUID(), round: 2, state: 'RUNNING' }),
     );
     for (const round of [1, 2]) {
       const inRound = { ...deletion, round };
-      await stores.chains.register(inRound, [{ chainId, prefix: `${deletion.prefix}p/` }], false);
+      await stores.putChains(inRound, [{ chainId, prefix: `${deletion.prefix}p/` }]);
       const chain = await stores.chains.get(inRound, chainId);
       if (!chain) throw new Error('not registered');
       const listed = await stores.chains.recordListing(chain, 0, aPage(), undefined);

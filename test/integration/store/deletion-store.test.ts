@@ -71,9 +71,9 @@ const OPERATIONS: Record<string, (stores: Stores, deletion: DeletionRecord) => P
   claimVerification: async ({ deletions }, deletion) =>
     (await deletions.claimVerification(deletion)).status,
   claimStale: async ({ deletions }, deletion) => (await deletions.claimStale(deletion)).status,
-  settle: async ({ chains }, deletion) => {
+  settle: async ({ chains, putChains }, deletion) => {
     const chainId = 'c'.repeat(20);
-    await chains.register(deletion, [{ chainId, prefix: `${deletion.prefix}a/` }], false);
+    await putChains(deletion, [{ chainId, prefix: `${deletion.prefix}a/` }]);
     const chain = await chains.get(deletion, chainId);
     if (!chain) throw new Error('the chain was not registered');
     const ended = await chains.recordListing(chain, 0, undefined, undefined);

@@ -68,6 +68,7 @@ function dispatcher(
           versioned,
         ),
       );
+      return done;
     }),
     list: vi.fn<ChainStore['list']>(async function* () {
       yield* registered;
@@ -459,6 +460,44 @@ describe('Dispatcher.dispatch, starting the round', () => {
         .map((message) => (message.type === 'page' ? message.chainId : ''))
         .sort(),
     ).toEqual([chainIdOf(day(1)), chainIdOf(day(2)), chainIdOf(day(3))].sort());
+  });
+
+  it('adds no chain to a round that a stale image says is pending but has started', async () => {
+    // Prepare: the round runs two chains; the image is an old one, and the layout differs now
+    children([day(1), day(2), day(3)]);
+    const running = aDeletion({ state: 'RUNNING', chainsTotal: 2 });
+    const started = [1, 2].map((n) =>
+      aChain({ chainId: chainIdOf(day(n)), prefix: day(n), lastPage: 0 }),
+    );
+    const { subject, chains, deletions, queue } = dispatcher([running], started);
+    chains.begin.mockResolvedValueOnce(fenced());
+
+    // Act
+    const outcome = await subject.dispatch(ref, aDeletion({ state: 'PENDING', chainsTotal: 0 }));
+
+    // Assess: fenced by the round's start, so nothing registered, started or sent
+    expect(outcome).toEqual({ outcome: 'dispatched' });
+    expect(chains.register).not.toHaveBeenCalled();
+    expect(deletions.start).not.toHaveBeenCalled();
+    expect(queue.send.mock.calls.flat(2)).toEqual([]);
+  });
+
+  it('starts nothing when registering chain by chain finds the round started', async () => {
+    // Prepare
+    const many = Array.from({ length: 100 }, (_, n) => `${location}dt=2026-${n}/`);
+    children(many, [], false);
+    const { subject, chains, deletions } = dispatcher([
+      aDeletion({ state: 'PENDING', chainsTotal: 0 }),
+      aDeletion({ state: 'RUNNING', chainsTotal: 3 }),
+    ]);
+    chains.register.mockResolvedValueOnce(fenced());
+
+    // Act
+    await subject.dispatch(ref);
+
+    // Assess
+    expect(chains.register).toHaveBeenCalledOnce();
+    expect(deletions.start).not.toHaveBeenCalled();
   });
 
   it('goes chain by chain for a round of 100 chains or more (one transaction holds 100 items)', async () => {

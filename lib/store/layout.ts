@@ -1,3 +1,5 @@
+import { createHash } from 'node:crypto';
+
 /**
  * The table's layout: one table, items keyed by `pk`/`sk`, and a sparse index of open
  * deletions. Only the stores (and the stack, which declares the index) read this file.
@@ -20,8 +22,20 @@ export const LIST_INDEX = 'byTenant';
 /** The attribute DynamoDB's TTL reads (epoch seconds). */
 export const TTL_ATTRIBUTE = 'expiresAt';
 
-/** DynamoDB's limit on a partition key's value. */
+/** DynamoDB's limits on a partition key's value and on a sort key's. */
 export const MAX_PARTITION_KEY_BYTES = 2048;
+export const MAX_SORT_KEY_BYTES = 1024;
+
+/**
+ * A sort key of `prefix` and `tail` (an S3 key, which may be 1,024 bytes alone): as it is when
+ * it fits a sort key, else `prefix` and the tail's SHA-256, the same for the same tail. The item
+ * holds the tail whole in an attribute of its own.
+ */
+export function sortKeyOf(prefix: string, tail: string): string {
+  const sortKey = `${prefix}${tail}`;
+  if (Buffer.byteLength(sortKey) <= MAX_SORT_KEY_BYTES) return sortKey;
+  return `${prefix}sha256:${createHash('sha256').update(tail).digest('hex')}`;
+}
 
 export interface ItemKey {
   pk: string;
@@ -49,7 +63,7 @@ export const keys = {
   }),
   failure: (deletionId: string, round: number, key: string): ItemKey => ({
     pk: `DELETION#${deletionId}`,
-    sk: `FAILURE#${round}#${key}`,
+    sk: sortKeyOf(`FAILURE#${round}#`, key),
   }),
   /** The list index's keys of a deletion: its tenant, and when it was requested. */
   listed: (deletion: { tenant: string; deletionId: string; requestedAt: string }) => ({
@@ -58,7 +72,7 @@ export const keys = {
   }),
   upload: (deletionId: string, key: string, uploadId: string): ItemKey => ({
     pk: `DELETION#${deletionId}`,
-    sk: `UPLOAD#${uploadId}#${key}`,
+    sk: sortKeyOf('UPLOAD#', `${uploadId}#${key}`),
   }),
   offboarding: (tenant: string): ItemKey => ({ pk: `TENANT#${tenant}`, sk: 'OFFBOARDING' }),
   offboardingLink: (offboardingId: string, stream: string): ItemKey => ({

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { UploadStore } from '../../../lib/store/index.ts';
+import { FailureStore, UploadStore } from '../../../lib/store/index.ts';
 import { storesOf } from '../../helpers/stores.ts';
 import { startTarget, type TestTarget } from '../../helpers/target.ts';
 
@@ -71,5 +71,40 @@ describe.skipIf(process.env.LETHE_TEST_API_URL)('UploadStore records and counts'
 
     // Assess
     expect(await stores.deletions.get(name, deletionId)).toBeUndefined();
+  });
+
+  it('records uploads and failures of keys as long as S3 allows, each once', async () => {
+    // Arrange: keys of 1,024 bytes (S3's longest) and a long upload id, past a sort key's limit
+    const deletion = await aDeletion();
+    const longest = (tail: string) =>
+      `${deletion.prefix}${'k'.repeat(1024 - deletion.prefix.length - tail.length)}${tail}`;
+    const aborted = [
+      { key: longest('a'), uploadId: 'u'.repeat(200) },
+      { key: longest('b'), uploadId: 'u'.repeat(200) },
+    ];
+    const failed = [
+      { key: longest('a'), code: 'AccessDenied', message: 'Access Denied' },
+      {
+        key: longest('b'),
+        versionId: 'v'.repeat(200),
+        code: 'AccessDenied',
+        message: 'Access Denied',
+      },
+    ];
+    const failures = new FailureStore({ table: stores.table });
+
+    // Act: twice, as a repeated finalize and a repeated page would
+    for (let n = 0; n < 2; n++) {
+      await uploads.record(deletion, aborted);
+      await failures.record(deletion, failed);
+    }
+    const read = await stores.deletions.get(deletion.tenant, deletion.deletionId);
+
+    // Assess
+    expect(await uploads.count(read ?? deletion)).toBe(2);
+    expect(await failures.list({ ...deletion, failedObjects: 2 })).toEqual(
+      expect.arrayContaining(failed),
+    );
+    expect(await failures.list({ ...deletion, failedObjects: 2 })).toHaveLength(2);
   });
 });

@@ -44,6 +44,12 @@ export interface DeletionRecord extends DeletionRef {
   state: DeletionState;
   /** Each round lists the location afresh; a round ends in verification. */
   attempts: number;
+  /**
+   * Resumes by the sweeper since the round last moved (a chain settled or was added, the
+   * round was verified) or the deletion was retried; absent: none. A worker's heartbeat is not
+   * progress: a worker that fails after it has one.
+   */
+  stalls?: number;
   /** Totals, written when the deletion ends; while it runs, its chains hold the counts. */
   objectsDeleted: number;
   bytesDeleted: number;

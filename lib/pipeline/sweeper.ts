@@ -83,7 +83,8 @@ export class Sweeper {
       if (claim.status !== 'ok') continue;
       const claimed = claim.item;
       failpoint('sweeper.after-claim');
-      if (claimed.attempts > this.#maxAttempts) {
+      // Stalled: as many resumes as attempts allowed, with no progress since the first.
+      if ((claimed.stalls ?? 0) >= this.#maxAttempts) {
         const reason = {
           code: 'Stalled',
           message: `no progress after ${this.#maxAttempts} attempts; retry it once the cause is fixed`,

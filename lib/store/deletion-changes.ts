@@ -150,7 +150,7 @@ export const deletionChanges = {
     update: [
       'SET #state = :to, round = round + :one, attempts = attempts + :one,',
       'failedObjects = :zero, chainsTotal = :zero, chainsSettled = :zero, updatedAt = :now,',
-      'sweepPk = :open, sweepSk = :now REMOVE reason, expiresAt',
+      'sweepPk = :open, sweepSk = :now REMOVE reason, expiresAt, stalls',
     ].join(' '),
     names: { '#state': 'state' },
     values: {
@@ -174,30 +174,37 @@ export const deletionChanges = {
 
   /** One more chain of the round has ended. */
   settled: (deletion: DeletionRef, now: string): Change => ({
-    update: 'ADD chainsSettled :one SET updatedAt = :now, sweepSk = :now',
+    update: 'ADD chainsSettled :one SET updatedAt = :now, sweepSk = :now REMOVE stalls',
     values: { ':one': 1, ':now': now },
     condition: all(deletionMay('settle'), atRound(deletion.round)),
   }),
 
   /** A chain of the round handed part of its range to a new chain: one more to settle. */
   chainAdded: (deletion: DeletionRef, now: string): Change => ({
-    update: 'ADD chainsTotal :one SET updatedAt = :now, sweepSk = :now',
+    update: 'ADD chainsTotal :one SET updatedAt = :now, sweepSk = :now REMOVE stalls',
     values: { ':one': 1, ':now': now },
     condition: all(deletionMay('settle'), atRound(deletion.round)),
   }),
 
   claimVerification: (deletion: DeletionRef, now: string): Change => ({
     // atRound binds :round.
-    update: 'SET verifiedRound = :round, updatedAt = :now, sweepSk = :now',
+    update: 'SET verifiedRound = :round, updatedAt = :now, sweepSk = :now REMOVE stalls',
     values: { ':now': now },
     condition: all(deletionMay('verify'), atRound(deletion.round), roundIsUnverified),
   }),
 
   /** One more attempt, won only if nothing moved since the sweeper read the deletion. */
   claimStale: (seen: DeletionRecord, now: string): Change => ({
-    update: 'SET attempts = attempts + :one, updatedAt = :now, sweepSk = :now',
+    update:
+      'SET attempts = attempts + :one, stalls = if_not_exists(stalls, :zero) + :one, updatedAt = :now, sweepSk = :now',
     names: { '#state': 'state' },
-    values: { ':one': 1, ':now': now, ':seen': seen.state, ':updatedAt': seen.updatedAt },
+    values: {
+      ':one': 1,
+      ':zero': 0,
+      ':now': now,
+      ':seen': seen.state,
+      ':updatedAt': seen.updatedAt,
+    },
     condition: all(deletionMay('resume'), atRound(seen.round), {
       expression: '#state = :seen AND updatedAt = :updatedAt',
     }),

@@ -83,12 +83,19 @@ export function faultyClients(plan: FaultPlan, seed = 42) {
     for (const s3 of [fresh.s3, fresh.s3Deletes])
       s3.middlewareStack.add(
         (next, context) => async (args) => {
-          if (chance(plan.s3SlowDown)) {
-            if (context.commandName === 'DeleteObjectsCommand') counts.slowDownDeletes++;
+          // At the plan's rates, and the first request of each kind in any case: a run sees
+          // every fault it plans, however its requests interleave.
+          const deletes = context.commandName === 'DeleteObjectsCommand';
+          const slowDowns = deletes ? counts.slowDownDeletes : counts.slowDownOthers;
+          if (plan.s3SlowDown && (slowDowns === 0 || chance(plan.s3SlowDown))) {
+            if (deletes) counts.slowDownDeletes++;
             else counts.slowDownOthers++;
             throw serviceError('SlowDown', 503);
           }
-          if (chance(plan.s3InternalError)) {
+          if (
+            plan.s3InternalError &&
+            (counts.s3InternalErrors === 0 || chance(plan.s3InternalError))
+          ) {
             counts.s3InternalErrors++;
             throw serviceError('InternalError', 500);
           }

@@ -237,6 +237,32 @@ describe.skipIf(process.env.LETHE_TEST_API_URL)('DeletionStore over DynamoDB', (
     });
   });
 
+  it("counts the sweeper's resumes since the last progress; progress and a retry start afresh", async () => {
+    const deletion = await aDeletionIn('RUNNING', { updatedAt: '2026-01-01T00:00:00.000Z' });
+    const claim = async (seen: DeletionRecord) => {
+      const claimed = await stores.deletions.claimStale(seen);
+      if (claimed.status !== 'ok') throw new Error('not claimed');
+      return claimed.item;
+    };
+
+    const once = await claim(deletion);
+    const twice = await claim(once);
+    // A heartbeat is not progress (a worker that fails after it has one); a chain settling is.
+    await stores.deletions.heartbeat(twice, new Date(Date.now() + 60_000));
+    const beating = await stores.deletions.get(deletion.tenant, deletion.deletionId);
+    await stores.table.transact([stores.deletions.roundChains(twice, 'settled')]);
+    const progressed = await stores.deletions.get(deletion.tenant, deletion.deletionId);
+    const stalled = await claim(progressed ?? twice);
+    await stores.deletions.fail(stalled);
+    const retried = await stores.deletions.retry(deletion.tenant, deletion.deletionId);
+
+    expect([once.stalls, twice.stalls, beating?.stalls]).toEqual([1, 2, 2]);
+    expect(progressed?.stalls).toBeUndefined();
+    expect(stalled).toMatchObject({ stalls: 1, attempts: deletion.attempts + 3 });
+    expect(retried.stalls).toBeUndefined();
+    expect(retried.attempts).toBe(deletion.attempts + 4);
+  });
+
   it("keeps a FAILED stream deletion's receipt, the handle of its retry; other ended ones expire", async () => {
     const failed = await aDeletionIn('RUNNING');
     const partitions = await aDeletionIn('RUNNING', { before: '2026-01-01' });

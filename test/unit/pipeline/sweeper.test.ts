@@ -29,7 +29,12 @@ const MAX_ATTEMPTS = 3;
 
 /** Claims every stale deletion it is shown, as the store would: one attempt more. */
 const claimAll = (seen: DeletionRecord): Outcome<DeletionRecord> =>
-  ok({ ...seen, attempts: seen.attempts + 1, updatedAt: NOW.toISOString() });
+  ok({
+    ...seen,
+    attempts: seen.attempts + 1,
+    stalls: (seen.stalls ?? 0) + 1,
+    updatedAt: NOW.toISOString(),
+  });
 
 function sweeper(
   stale: DeletionRecord[],
@@ -236,15 +241,15 @@ describe('Sweeper.sweep', () => {
   });
 
   it('ends a deletion that used up its attempts as FAILED (Stalled), through the finalizer', async () => {
-    // Prepare
-    const { subject, finalizer, queue } = sweeper([aDeletion({ attempts: MAX_ATTEMPTS })]);
+    // Prepare: resumed MAX_ATTEMPTS - 1 times with no progress since
+    const { subject, finalizer, queue } = sweeper([aDeletion({ stalls: MAX_ATTEMPTS - 1 })]);
 
     // Act
     await subject.sweep();
 
     // Assess
     expect(finalizer.fail).toHaveBeenCalledExactlyOnceWith(
-      expect.objectContaining({ attempts: MAX_ATTEMPTS + 1 }),
+      expect.objectContaining({ stalls: MAX_ATTEMPTS }),
       expect.objectContaining({ code: 'Stalled' }),
     );
     expect(queue.send).not.toHaveBeenCalled();
@@ -255,7 +260,7 @@ describe('Sweeper.sweep', () => {
     ['another run ended it first', 'fenced', 0],
   ])('counts a stalled deletion as failed when %s', async (_, outcome, failed) => {
     // Prepare
-    const { subject, finalizer } = sweeper([aDeletion({ attempts: MAX_ATTEMPTS })]);
+    const { subject, finalizer } = sweeper([aDeletion({ stalls: MAX_ATTEMPTS - 1 })]);
     finalizer.fail.mockResolvedValue(outcome);
 
     // Act
@@ -267,7 +272,19 @@ describe('Sweeper.sweep', () => {
 
   it('gives a deletion with attempts left one more', async () => {
     // Prepare
-    const { subject, finalizer } = sweeper([aDeletion({ attempts: MAX_ATTEMPTS - 1 })]);
+    const { subject, finalizer } = sweeper([aDeletion({ stalls: MAX_ATTEMPTS - 2 })]);
+
+    // Act
+    const report = await subject.sweep();
+
+    // Assess
+    expect(finalizer.fail).not.toHaveBeenCalled();
+    expect(report.resumed).toBe(1);
+  });
+
+  it('counts only the resumes since the last progress: a long deletion, or a retried one, is resumed', async () => {
+    // Prepare: attempts far past the limit (earlier stalls, a retry), none since its progress
+    const { subject, finalizer } = sweeper([aDeletion({ attempts: MAX_ATTEMPTS + 5 })]);
 
     // Act
     const report = await subject.sweep();
@@ -406,7 +423,7 @@ describe('Sweeper and the DeletionEvents port', () => {
 
   it('reports no resume of a deletion it fails instead (the finalizer reports its end)', async () => {
     // Prepare
-    const { subject, events } = sweeper([aDeletion({ attempts: MAX_ATTEMPTS })]);
+    const { subject, events } = sweeper([aDeletion({ stalls: MAX_ATTEMPTS - 1 })]);
 
     // Act
     await subject.sweep();

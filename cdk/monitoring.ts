@@ -7,6 +7,7 @@ import {
   Dashboard,
   GraphWidget,
   type IMetric,
+  MathExpression,
   Metric,
   TreatMissingData,
 } from 'aws-cdk-lib/aws-cloudwatch';
@@ -70,7 +71,8 @@ export class LetheMonitoring extends Construct {
     | 'planDeadLetters'
     | 'failedDeletions'
     | 'longRunningDeletion'
-    | 'apiErrors',
+    | 'apiErrors'
+    | 'sweeper',
     Alarm
   >;
   /** Where alarms are sent, when an address was given. */
@@ -138,6 +140,7 @@ export class LetheMonitoring extends Construct {
         // Reported once per sweep: between sweeps the alarm keeps its state.
         treatMissingData: TreatMissingData.IGNORE,
       }),
+      sweeper: this.#sweeperAlarm(props, sweepPeriod),
       apiErrors: apiErrors.createAlarm(this, 'ApiErrorsAlarm', {
         alarmDescription:
           'The API answered 5xx: every 5xx is a bug. Read the api function logs ("request failed").',
@@ -269,6 +272,34 @@ export class LetheMonitoring extends Construct {
   }
 
   /** An encrypted topic CloudWatch may publish to, with one email subscription. */
+  /**
+   * The sweeper is the pipeline's safety net (grace windows, stalled deletions, retention,
+   * offboardings): it pages when it fails, or has not run, three sweeps in a row. Its own
+   * metrics (the oldest open deletion) go quiet then, so they cannot tell.
+   */
+  #sweeperAlarm(props: LetheMonitoringProps, sweepPeriod: Duration): Alarm {
+    const sweeper = props.functions.sweeper;
+    if (!sweeper) throw new Error('monitoring needs the sweeper function');
+    const period = { period: sweepPeriod, statistic: 'Sum' };
+    const failing = new MathExpression({
+      label: 'sweeps failed, or none ran',
+      expression: 'IF(runs < 1, 1, errors)',
+      usingMetrics: {
+        runs: sweeper.metricInvocations(period),
+        errors: sweeper.metricErrors(period),
+      },
+      period: sweepPeriod,
+    });
+    return failing.createAlarm(this, 'SweeperAlarm', {
+      alarmDescription:
+        'The sweeper failed, or did not run, three sweeps in a row: grace windows do not end, stalled deletions are not resumed, retention and offboardings stop. Read the sweeper logs; check its schedule is enabled.',
+      threshold: 1,
+      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      evaluationPeriods: 3,
+      treatMissingData: TreatMissingData.BREACHING,
+    });
+  }
+
   #topic(email: string) {
     const key = new Key(this, 'AlarmTopicKey', {
       description: 'Lethe: encrypts the alarm topic',

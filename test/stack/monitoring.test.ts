@@ -180,9 +180,40 @@ describe('dashboard', () => {
 });
 
 describe('alarms', () => {
-  it('are exactly the seven the on-call rota is paged by', () => {
+  it('are exactly the eight the on-call rota is paged by', () => {
     // Assess
-    defaults.template.resourceCountIs('AWS::CloudWatch::Alarm', 7);
+    defaults.template.resourceCountIs('AWS::CloudWatch::Alarm', 8);
+  });
+
+  it('fire when the sweeper fails, or does not run, three sweeps in a row', () => {
+    // Act
+    const [[, alarm] = []] = resourcesOfType(defaults.template, 'AWS::CloudWatch::Alarm').filter(
+      ([id]) => id.includes('SweeperAlarm'),
+    );
+    const metrics = (alarm?.Properties?.Metrics ?? []) as Array<{
+      Id: string;
+      Expression?: string;
+      MetricStat?: { Metric: { MetricName: string; Dimensions: unknown[] }; Stat: string };
+    }>;
+
+    // Assess
+    expect(alarm?.Properties).toMatchObject({
+      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+      Threshold: 1,
+      EvaluationPeriods: 3,
+      TreatMissingData: 'breaching',
+    });
+    expect(metrics.find((metric) => metric.Expression)?.Expression).toBe('IF(runs < 1, 1, errors)');
+    const sweeper = { Ref: logicalId(defaults.stack, defaults.stack.functions.sweeper.function) };
+    for (const [id, name] of [
+      ['runs', 'Invocations'],
+      ['errors', 'Errors'],
+    ]) {
+      expect(metrics.find((metric) => metric.Id === id)?.MetricStat).toMatchObject({
+        Metric: { MetricName: name, Dimensions: [{ Name: 'FunctionName', Value: sweeper }] },
+        Stat: 'Sum',
+      });
+    }
   });
 
   it.each([
@@ -300,7 +331,7 @@ describe('alarm topic (alarmEmail)', () => {
     const alarms = resourcesOfType(template, 'AWS::CloudWatch::Alarm');
 
     // Assess
-    expect(alarms).toHaveLength(7);
+    expect(alarms).toHaveLength(8);
     for (const [, alarm] of alarms) {
       expect(alarm.Properties?.AlarmActions).toEqual([ref(topicId())]);
       expect(alarm.Properties?.OKActions).toEqual([ref(topicId())]);

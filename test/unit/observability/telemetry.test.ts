@@ -429,7 +429,8 @@ describe('deletion outcomes, counted once in the invocation that made them', () 
   function sweeper(seen: DeletionRecord) {
     return new Sweeper({
       deletions: {
-        claimStale: async (stale) => ok({ ...stale, attempts: stale.attempts + 1 }),
+        claimStale: async (stale) =>
+          ok({ ...stale, attempts: stale.attempts + 1, stalls: (stale.stalls ?? 0) + 1 }),
         begin: async () => done,
       },
       index: {
@@ -469,7 +470,7 @@ describe('deletion outcomes, counted once in the invocation that made them', () 
 
   it('counts a deletion the sweeper gives up on once, as failed, and logs no resume', async () => {
     // Act
-    await invocation(() => sweeper(aDeletion({ attempts: 3 })).sweep());
+    await invocation(() => sweeper(aDeletion({ attempts: 3, stalls: 2 })).sweep());
 
     // Assess
     expect(captured.metrics()).toEqual([{ DeletionsFailed: 1 }]);

@@ -1,9 +1,9 @@
-import { Duration, RemovalPolicy } from 'aws-cdk-lib';
+import { Duration, RemovalPolicy, Token } from 'aws-cdk-lib';
 import { Architecture, type CfnFunction, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
-import { ENV, type LetheConfig } from '../lib/support/config.ts';
+import { ENV, type LetheConfig, loadConfig } from '../lib/support/config.ts';
 
 export interface LetheFunctionProps {
   /** Handler file, relative to the repository root, e.g. `functions/worker.ts`. */
@@ -60,9 +60,14 @@ export class LetheFunction extends Construct {
     (this.function.node.defaultChild as CfnFunction).addMetadata('lethe:entry', props.entry);
   }
 
-  /** Sets a configuration value for this function. */
+  /**
+   * Sets a configuration value for this function, checked as the function will check it at
+   * its cold start: a value it would refuse fails the synth instead, with the same message.
+   */
   configure(setting: keyof LetheConfig, value: string | number): this {
-    this.function.addEnvironment(ENV[setting], String(value));
+    const text = String(value);
+    if (!Token.isUnresolved(text)) loadConfig({ [ENV[setting]]: text });
+    this.function.addEnvironment(ENV[setting], text);
     return this;
   }
 

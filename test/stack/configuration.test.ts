@@ -82,6 +82,27 @@ describe('context (-c key=value)', () => {
   });
 });
 
+describe('settings the functions would refuse at their cold start', () => {
+  it.each([
+    {
+      props: { staleAfterSeconds: 0 },
+      message: 'LETHE_STALE_AFTER_SECONDS must be an integer from 1 to 86400 (got 0)',
+    },
+    {
+      props: { maxAttempts: 500 },
+      message: 'LETHE_MAX_ATTEMPTS must be an integer from 1 to 100 (got 500)',
+    },
+    {
+      props: { maxKeysPerSecond: 2_000_000 },
+      message: 'LETHE_MAX_KEYS_PER_SECOND must be an integer from 0 to 1000000',
+    },
+    { props: { dataRoot: 'Bad Root' }, message: 'LETHE_DATA_ROOT must be path segments' },
+  ])('fail the synth, as the function would fail: $props', ({ props, message }) => {
+    // Assess
+    expect(() => synthesize(props)).toThrow(message);
+  });
+});
+
 describe('maxKeysPerSecond', () => {
   it.each([
     { stack: 'maxKeysPerSecond: 1500', props: { maxKeysPerSecond: 1500 } },

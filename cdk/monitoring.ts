@@ -1,4 +1,4 @@
-import { Duration, RemovalPolicy } from 'aws-cdk-lib';
+import { Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import type { RestApi } from 'aws-cdk-lib/aws-apigateway';
 import {
   type Alarm,
@@ -19,12 +19,7 @@ import { Topic } from 'aws-cdk-lib/aws-sns';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import {
-  METRICS,
-  METRICS_DIMENSIONS,
-  METRICS_NAMESPACE,
-  type MetricKey,
-} from '../lib/observability/metrics.ts';
+import { METRICS, METRICS_NAMESPACE, type MetricKey } from '../lib/observability/metrics.ts';
 
 export interface LetheMonitoringProps {
   readonly workQueue: IQueue;
@@ -48,11 +43,22 @@ const MINUTE = Duration.minutes(1);
 const FIVE_MINUTES = Duration.minutes(5);
 
 /** The metrics the functions publish as EMF (see lib/metrics.ts). */
-export const letheMetric = (key: MetricKey, statistic: string, period: Duration, label?: string) =>
+/**
+ * One of Lethe's metrics, of one stack: `service` is the stack's name, which every function
+ * emits its metrics under (POWERTOOLS_SERVICE_NAME), so two stacks in an account and region
+ * never share a series, nor page for each other's deletions.
+ */
+export const letheMetric = (
+  service: string,
+  key: MetricKey,
+  statistic: string,
+  period: Duration,
+  label?: string,
+) =>
   new Metric({
     namespace: METRICS_NAMESPACE,
     metricName: METRICS[key].name,
-    dimensionsMap: { ...METRICS_DIMENSIONS },
+    dimensionsMap: { service },
     statistic,
     period,
     ...(label ? { label } : {}),
@@ -80,6 +86,9 @@ export class LetheMonitoring extends Construct {
 
   constructor(scope: Construct, id: string, props: LetheMonitoringProps) {
     super(scope, id);
+    const service = Stack.of(this).stackName;
+    const metric = (key: MetricKey, statistic: string, period: Duration, label?: string) =>
+      letheMetric(service, key, statistic, period, label);
     // Alarms watch unlabeled metrics; the dashboard labels its copies.
     const depth = (queue: IQueue, label?: string) =>
       queue.metricApproximateNumberOfMessagesVisible({
@@ -88,7 +97,7 @@ export class LetheMonitoring extends Construct {
         ...(label ? { label } : {}),
       });
     const sweepPeriod = Duration.minutes(Math.max(1, Math.ceil(props.sweepInterval.toMinutes())));
-    const oldestAge = letheMetric('oldestDeletionAge', 'Maximum', sweepPeriod);
+    const oldestAge = metric('oldestDeletionAge', 'Maximum', sweepPeriod);
     const apiErrors = props.api.metricServerError({ period: FIVE_MINUTES, statistic: 'Sum' });
 
     const notEmpty = (id: string, queue: IQueue, description: string) =>
@@ -120,7 +129,7 @@ export class LetheMonitoring extends Construct {
         props.planDeadLetters,
         'Plan pages failed every delivery: their plans stay RUNNING and never complete. Read the planner logs ("plan page failed") for the cause; nothing was deleted (plans never delete). Redrive the queue once fixed, or request the plan again.',
       ),
-      failedDeletions: letheMetric('deletionsFailed', 'Sum', FIVE_MINUTES).createAlarm(
+      failedDeletions: metric('deletionsFailed', 'Sum', FIVE_MINUTES).createAlarm(
         this,
         'FailedDeletionsAlarm',
         {
@@ -171,8 +180,8 @@ export class LetheMonitoring extends Construct {
         [
           graph(
             'Throughput: objects deleted per minute',
-            [letheMetric('objectsDeleted', 'Sum', MINUTE, 'objects')],
-            [letheMetric('bytesDeleted', 'Sum', MINUTE, 'bytes')],
+            [metric('objectsDeleted', 'Sum', MINUTE, 'objects')],
+            [metric('bytesDeleted', 'Sum', MINUTE, 'bytes')],
           ),
           graph(
             'Backlog: pages waiting in the work queue',
@@ -212,27 +221,27 @@ export class LetheMonitoring extends Construct {
           graph(
             'Deletions',
             [
-              letheMetric('deletionsCompleted', 'Sum', FIVE_MINUTES, 'completed'),
-              letheMetric('deletionsFailed', 'Sum', FIVE_MINUTES, 'failed'),
+              metric('deletionsCompleted', 'Sum', FIVE_MINUTES, 'completed'),
+              metric('deletionsFailed', 'Sum', FIVE_MINUTES, 'failed'),
             ],
             [
-              letheMetric('deletionDuration', 'p50', FIVE_MINUTES, 'duration p50 (s)'),
-              letheMetric('deletionDuration', 'Maximum', FIVE_MINUTES, 'duration max (s)'),
+              metric('deletionDuration', 'p50', FIVE_MINUTES, 'duration p50 (s)'),
+              metric('deletionDuration', 'Maximum', FIVE_MINUTES, 'duration max (s)'),
             ],
           ),
           graph('Failures', [
-            letheMetric('deletionsFailed', 'Sum', FIVE_MINUTES, 'deletions failed'),
-            letheMetric('keysFailed', 'Sum', FIVE_MINUTES, 'keys failed'),
+            metric('deletionsFailed', 'Sum', FIVE_MINUTES, 'deletions failed'),
+            metric('keysFailed', 'Sum', FIVE_MINUTES, 'keys failed'),
             apiErrors.with({ label: 'api 5xx' }),
             ...fnErrors,
           ]),
         ],
         [
           graph('Throttling retried', [
-            letheMetric('keysRetried', 'Sum', MINUTE, 'keys retried (SlowDown)'),
-            letheMetric('requestsRetried', 'Sum', MINUTE, 'SDK requests retried'),
-            letheMetric('pagesDeferred', 'Sum', MINUTE, 'pages deferred (budget, pace)'),
-            letheMetric('pagesSlowedDown', 'Sum', MINUTE, 'pages refused (SlowDown)'),
+            metric('keysRetried', 'Sum', MINUTE, 'keys retried (SlowDown)'),
+            metric('requestsRetried', 'Sum', MINUTE, 'SDK requests retried'),
+            metric('pagesDeferred', 'Sum', MINUTE, 'pages deferred (budget, pace)'),
+            metric('pagesSlowedDown', 'Sum', MINUTE, 'pages refused (SlowDown)'),
           ]),
           graph(
             'API',
@@ -258,13 +267,13 @@ export class LetheMonitoring extends Construct {
         [
           graph(
             'Scheduled deletions (in their grace window, cancellable)',
-            [letheMetric('scheduledDeletions', 'Maximum', sweepPeriod, 'scheduled')],
-            [letheMetric('eventsPublished', 'Sum', FIVE_MINUTES, 'state changes published')],
+            [metric('scheduledDeletions', 'Maximum', sweepPeriod, 'scheduled')],
+            [metric('eventsPublished', 'Sum', FIVE_MINUTES, 'state changes published')],
           ),
           graph(
             'Tenant offboardings',
-            [letheMetric('openOffboardings', 'Maximum', sweepPeriod, 'under way')],
-            [letheMetric('offboardingsCompleted', 'Sum', FIVE_MINUTES, 'completed')],
+            [metric('openOffboardings', 'Maximum', sweepPeriod, 'under way')],
+            [metric('offboardingsCompleted', 'Sum', FIVE_MINUTES, 'completed')],
           ),
         ],
       ],

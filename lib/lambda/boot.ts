@@ -35,7 +35,8 @@ export function boot(name: FunctionName, env: Env = process.env, clients?: Clien
       ? {
           metrics: new Metrics({
             namespace: METRICS_NAMESPACE,
-            serviceName: METRICS_DIMENSIONS.service,
+            // The stack's name on AWS (each stack its own series); `lethe` locally.
+            serviceName: env.POWERTOOLS_SERVICE_NAME || METRICS_DIMENSIONS.service,
           }),
         }
       : {}),

@@ -4,7 +4,10 @@
  */
 export const METRICS_NAMESPACE = 'Lethe';
 
-/** The one dimension of every metric: the same in every function, so alarms see one series. */
+/**
+ * The one dimension of every metric, the same in every function of a stack so its alarms see
+ * one series: the stack's name on AWS (POWERTOOLS_SERVICE_NAME), this without it.
+ */
 export const METRICS_DIMENSIONS = { service: 'lethe' } as const;
 
 export const METRICS = {

@@ -1,9 +1,11 @@
 import { Duration } from 'aws-cdk-lib';
-import { Match } from 'aws-cdk-lib/assertions';
+import { Match, Template } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
+import { LetheStack } from '../../cdk/lethe-stack.ts';
 import {
   getAtt,
   logicalId,
+  offlineApp,
   ref,
   render,
   resourcesOfType,
@@ -23,7 +25,7 @@ const custom = synthesize({
 const lethe = (metricName: string) => ({
   Namespace: 'Lethe',
   MetricName: metricName,
-  Dimensions: [{ Name: 'service', Value: 'lethe' }],
+  Dimensions: [{ Name: 'service', Value: 'Lethe' }],
 });
 const queueDepth = (queueId: string) => ({
   Namespace: 'AWS/SQS',
@@ -67,7 +69,7 @@ describe('dashboard', () => {
   it.each([
     {
       widget: 'Throughput: objects deleted per minute',
-      row: ['Lethe', 'ObjectsDeleted', 'service', 'lethe', 'Sum', 60],
+      row: ['Lethe', 'ObjectsDeleted', 'service', 'Lethe', 'Sum', 60],
     },
     {
       widget: 'Backlog: pages waiting in the work queue',
@@ -97,40 +99,40 @@ describe('dashboard', () => {
     },
     {
       widget: 'Age of the oldest open deletion (s)',
-      row: ['Lethe', 'OldestDeletionAge', 'service', 'lethe', 'Maximum', 300],
+      row: ['Lethe', 'OldestDeletionAge', 'service', 'Lethe', 'Maximum', 300],
     },
     {
       widget: 'Failures',
-      row: ['Lethe', 'DeletionsFailed', 'service', 'lethe', 'Sum', 300],
+      row: ['Lethe', 'DeletionsFailed', 'service', 'Lethe', 'Sum', 300],
     },
-    { widget: 'Failures', row: ['Lethe', 'KeysFailed', 'service', 'lethe', 'Sum', 300] },
+    { widget: 'Failures', row: ['Lethe', 'KeysFailed', 'service', 'Lethe', 'Sum', 300] },
     {
       widget: 'Failures',
       row: ['AWS/ApiGateway', '5XXError', 'ApiName', 'Lethe', 'Sum', 300],
     },
     {
       widget: 'Throttling retried',
-      row: ['Lethe', 'KeysRetried', 'service', 'lethe', 'Sum', 60],
+      row: ['Lethe', 'KeysRetried', 'service', 'Lethe', 'Sum', 60],
     },
     {
       widget: 'Throttling retried',
-      row: ['Lethe', 'RequestsRetried', 'service', 'lethe', 'Sum', 60],
+      row: ['Lethe', 'RequestsRetried', 'service', 'Lethe', 'Sum', 60],
     },
     {
       widget: 'Throttling retried',
-      row: ['Lethe', 'PagesDeferred', 'service', 'lethe', 'Sum', 60],
+      row: ['Lethe', 'PagesDeferred', 'service', 'Lethe', 'Sum', 60],
     },
     {
       widget: 'Throttling retried',
-      row: ['Lethe', 'PagesSlowedDown', 'service', 'lethe', 'Sum', 60],
+      row: ['Lethe', 'PagesSlowedDown', 'service', 'Lethe', 'Sum', 60],
     },
     {
       widget: 'Tenant offboardings',
-      row: ['Lethe', 'OpenOffboardings', 'service', 'lethe', 'Maximum', 300],
+      row: ['Lethe', 'OpenOffboardings', 'service', 'Lethe', 'Maximum', 300],
     },
     {
       widget: 'Tenant offboardings',
-      row: ['Lethe', 'OffboardingsCompleted', 'service', 'lethe', 'Sum', 300],
+      row: ['Lethe', 'OffboardingsCompleted', 'service', 'Lethe', 'Sum', 300],
     },
   ])('graphs $row.1 in "$widget"', ({ widget, row }) => {
     // Act
@@ -390,5 +392,27 @@ describe('alarm topic (alarmEmail)', () => {
   it('is an output', () => {
     // Assess
     template.hasOutput('AlarmTopicArn', { Value: ref(topicId()) });
+  });
+});
+
+describe('metrics of one stack', () => {
+  it("emit under the stack's name, which its alarms and dashboard read: two stacks never share a series", () => {
+    // Arrange: a second stack in the same account and region
+    const app = offlineApp();
+    const staging = new LetheStack(app, 'LetheStaging');
+    const template = Template.fromStack(staging);
+
+    // Assess
+    for (const [, fn] of resourcesOfType(template, 'AWS::Lambda::Function')) {
+      const variables = (fn.Properties?.Environment as { Variables?: Record<string, unknown> })
+        ?.Variables;
+      if (variables?.POWERTOOLS_LOG_LEVEL) {
+        expect(variables.POWERTOOLS_SERVICE_NAME).toBe('LetheStaging');
+      }
+    }
+    template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      MetricName: 'DeletionsFailed',
+      Dimensions: [{ Name: 'service', Value: 'LetheStaging' }],
+    });
   });
 });

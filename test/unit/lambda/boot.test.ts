@@ -140,6 +140,24 @@ describe('a function built with metrics on or off', () => {
     expect(output.metrics()).toEqual([expect.objectContaining({ OldestDeletionAge: 0 })]);
   });
 
+  it("writes its metrics under its stack's name (POWERTOOLS_SERVICE_NAME), else under lethe", async () => {
+    // Prepare
+    table.on(QueryCommand).resolves({ Items: [] });
+    const metricsOn = { POWERTOOLS_METRICS_DISABLED: '' };
+    const staging = createSweeperHandler(
+      envOf('sweeper', [], { ...metricsOn, POWERTOOLS_SERVICE_NAME: 'LetheStaging' }),
+      createClients(),
+    );
+    const local = createSweeperHandler(envOf('sweeper', [], metricsOn), createClients());
+
+    // Act
+    await staging();
+    await local();
+
+    // Assess
+    expect(output.emf().map((document) => document.service)).toEqual(['LetheStaging', 'lethe']);
+  });
+
   it('writes no EMF when POWERTOOLS_METRICS_DISABLED is true', async () => {
     // Prepare
     table.on(QueryCommand).resolves({ Items: [] });

@@ -45,7 +45,9 @@ describe('racing requests on one name', () => {
       kinds.map(async (kind, index) => {
         const reply =
           kind === 'delete'
-            ? await api.delete(tenant, 'logs')
+            ? // A window outlasting the burst: it races the tombstone, never the deletion's end
+              // (after which the name is free and an ingest is 404).
+              await api.delete(tenant, 'logs', '?graceSeconds=5')
             : kind === 'put'
               ? await api.create(tenant, 'logs')
               : await api.ingest(tenant, 'logs', [{ racer: index }]);

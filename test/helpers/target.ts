@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { S3Client } from '@aws-sdk/client-s3';
+import type { SendMessageBatchCommandInput } from '@aws-sdk/client-sqs';
 import { LocalStack, type LocalStackOptions } from '../../lib/local/local-stack.ts';
+import type { Clients } from '../../lib/support/index.ts';
 
 export interface TestTarget {
   baseUrl: string;
@@ -43,3 +45,24 @@ export async function startTarget(options: LocalStackOptions = {}): Promise<Test
     stop: () => local.stop(),
   };
 }
+
+/**
+ * A `wrapClients` that keeps the body of every message the pipeline's functions send in
+ * batches (work pages, plan pages) in `sent`, for a test to replay.
+ */
+export const capturingSends =
+  (sent: string[]) =>
+  (clients: Clients): Clients => {
+    clients.sqs.middlewareStack.add(
+      (next, context) => async (args) => {
+        if (context.commandName === 'SendMessageBatchCommand') {
+          for (const entry of (args.input as SendMessageBatchCommandInput).Entries ?? []) {
+            if (entry.MessageBody) sent.push(entry.MessageBody);
+          }
+        }
+        return next(args);
+      },
+      { step: 'initialize', name: 'captureSends' },
+    );
+    return clients;
+  };

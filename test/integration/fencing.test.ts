@@ -1,15 +1,9 @@
-import {
-  GetQueueAttributesCommand,
-  SendMessageBatchCommand,
-  type SendMessageBatchCommandInput,
-  SendMessageCommand,
-} from '@aws-sdk/client-sqs';
+import { GetQueueAttributesCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Clients } from '../../lib/support/index.ts';
 import { waitForEnd } from '../helpers/cells.ts';
 import { type ApiClient, apiClient, parseLocation, waitFor } from '../helpers/http.ts';
 import { listAll } from '../helpers/s3.ts';
-import { startTarget, type TestTarget } from '../helpers/target.ts';
+import { capturingSends, startTarget, type TestTarget } from '../helpers/target.ts';
 
 /**
  * Invariant 3, generation fencing, deterministically: every work message a deletion sent is
@@ -22,21 +16,11 @@ describe.skipIf(process.env.LETHE_TEST_API_URL)('generation fencing', () => {
   const sent: string[] = [];
 
   beforeAll(async () => {
-    const capture = (clients: Clients) => {
-      clients.sqs.middlewareStack.add(
-        (next, context) => async (args) => {
-          if (context.commandName === SendMessageBatchCommand.name) {
-            const input = args.input as SendMessageBatchCommandInput;
-            for (const entry of input.Entries ?? []) sent.push(entry.MessageBody ?? '');
-          }
-          return next(args);
-        },
-        { step: 'initialize', name: 'captureWork' },
-      );
-      return clients;
-    };
     // Pages of one key: the old deletion sends a message for every page but its first.
-    target = await startTarget({ settings: { LETHE_PAGE_SIZE: '1' }, wrapClients: capture });
+    target = await startTarget({
+      settings: { LETHE_PAGE_SIZE: '1' },
+      wrapClients: capturingSends(sent),
+    });
     api = apiClient(target.baseUrl);
   });
   afterAll(async () => {

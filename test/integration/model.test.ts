@@ -1,7 +1,5 @@
-import type { SendMessageBatchCommandInput } from '@aws-sdk/client-sqs';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Clients } from '../../lib/support/index.ts';
 import {
   armFailpoint,
   disarmFailpoints,
@@ -11,7 +9,7 @@ import {
 } from '../../lib/support/index.ts';
 import { type ApiClient, apiClient, parseLocation, waitFor } from '../helpers/http.ts';
 import { listAll } from '../helpers/s3.ts';
-import { startTarget, type TestTarget } from '../helpers/target.ts';
+import { capturingSends, startTarget, type TestTarget } from '../helpers/target.ts';
 
 /**
  * Model-based property test: random sequences of create / ingest / delete / crash / redeliver
@@ -205,24 +203,10 @@ describe('a model of the invariants', () => {
   let target: TestTarget;
   const sent: string[] = [];
   beforeAll(async () => {
-    const capture = (clients: Clients) => {
-      clients.sqs.middlewareStack.add(
-        (next, context) => async (args) => {
-          if (context.commandName === 'SendMessageBatchCommand') {
-            for (const entry of (args.input as SendMessageBatchCommandInput).Entries ?? []) {
-              if (entry.MessageBody) sent.push(entry.MessageBody);
-            }
-          }
-          return next(args);
-        },
-        { step: 'initialize', name: 'captureWork' },
-      );
-      return clients;
-    };
     target = await startTarget({
       settings: { LETHE_PAGE_SIZE: '1', LETHE_STALE_AFTER_SECONDS: '2', LETHE_MAX_ATTEMPTS: '50' },
       visibilityTimeoutSeconds: 2,
-      wrapClients: capture,
+      wrapClients: capturingSends(sent),
     });
   });
   afterAll(async () => {

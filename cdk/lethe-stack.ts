@@ -135,8 +135,9 @@ export class LetheStack extends Stack {
     });
     // The bucket's key budget holds wherever pages are deleted: the dispatcher deletes a round's
     // first page.
+    // The api's plans estimate how long a deletion takes under it.
     if (props.maxKeysPerSecond) {
-      for (const fn of [dispatcher, worker])
+      for (const fn of [dispatcher, worker, api])
         fn.configure('maxKeysPerSecond', props.maxKeysPerSecond);
     }
     const sweeper = new LetheFunction(this, 'Sweeper', {

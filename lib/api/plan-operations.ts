@@ -9,6 +9,8 @@ export interface PlanOperationsOptions {
   /** What a plan's estimate assumes of the deployment. */
   readonly pageSize: number;
   readonly workerConcurrency: number;
+  /** The bucket's key budget (`LETHE_MAX_KEYS_PER_SECOND`): estimates wait for it too. */
+  readonly maxKeysPerSecond?: number;
 }
 
 /** Plans drafted at most for one request: each lost to the stream being created again. */
@@ -26,6 +28,7 @@ export function planOperations({
   plans,
   pageSize,
   workerConcurrency,
+  maxKeysPerSecond = 0,
 }: PlanOperationsOptions) {
   return {
     createPlan: async (request) => {
@@ -39,7 +42,11 @@ export function planOperations({
       for (let attempt = 1; !plan; attempt++) {
         // A stream being deleted has its deletion's receipt; there is nothing left to preview.
         if (stream.state !== 'ACTIVE') throw streams.refusal(stream);
-        const drafted = newPlan(stream, randomUUID(), new Date(), { pageSize, workerConcurrency });
+        const drafted = newPlan(stream, randomUUID(), new Date(), {
+          pageSize,
+          workerConcurrency,
+          maxKeysPerSecond,
+        });
         if ((await plans.request(drafted)).status === 'ok') plan = drafted;
         else {
           const now = await streams.get(tenant, name);

@@ -57,6 +57,8 @@ export interface PlanRecord extends PlanCounts {
   /** What the estimate assumes of the deployment, fixed when the plan is requested. */
   pageSize: number;
   workerConcurrency: number;
+  /** The bucket's key budget when the plan was requested (absent: none). */
+  maxKeysPerSecond?: number;
   requestedAt: string;
   updatedAt: string;
   completedAt?: string;
@@ -94,8 +96,9 @@ export function newPlan(
   stream: StreamRecord,
   planId: string,
   now: Date,
-  assumptions: { pageSize: number; workerConcurrency: number },
+  assumptions: { pageSize: number; workerConcurrency: number; maxKeysPerSecond?: number },
 ): PlanRecord {
+  const { maxKeysPerSecond, ...deployment } = assumptions;
   return {
     type: 'PLAN',
     planId,
@@ -109,7 +112,8 @@ export function newPlan(
     chainsSettled: 0,
     ...NO_COUNTS,
     multipartUploads: 0,
-    ...assumptions,
+    ...deployment,
+    ...(maxKeysPerSecond ? { maxKeysPerSecond } : {}),
     requestedAt: now.toISOString(),
     updatedAt: now.toISOString(),
   };
@@ -160,6 +164,7 @@ export function toPlanView(plan: PlanRecord, totals: PlanCounts = plan): PlanVie
       chains: plan.chainsTotal,
       multipartUploads: plan.multipartUploads,
       workerConcurrency: plan.workerConcurrency,
+      ...(plan.maxKeysPerSecond ? { maxKeysPerSecond: plan.maxKeysPerSecond } : {}),
     }),
     requestedAt: plan.requestedAt,
     ...(plan.completedAt ? { completedAt: plan.completedAt } : {}),

@@ -44,6 +44,8 @@ export interface EstimateInput {
   multipartUploads: number;
   /** Most worker invocations at once (the stack's `workerConcurrency`). */
   workerConcurrency: number;
+  /** The bucket's key budget (`LETHE_MAX_KEYS_PER_SECOND`); absent or 0: none. */
+  maxKeysPerSecond?: number;
 }
 
 export interface Estimate {
@@ -79,16 +81,18 @@ export function estimateDeletion(input: EstimateInput): Estimate {
     1,
     Math.min(input.workerConcurrency, Math.max(1, chains) * RATES.pagesInFlightPerChain),
   );
-  // Workers bound it, or S3's per-prefix limit does when a few chains hold most keys.
+  // Workers bound it, or S3's per-prefix limit does when a few chains hold most keys, or the
+  // bucket's key budget, which every worker shares.
   const byWorkers = (pages * RATES.secondsPerPage) / parallel;
   const byS3 = input.entries / (RATES.s3DeletesPerSecondPerPrefix * Math.max(1, chains));
+  const byBudget = input.maxKeysPerSecond ? input.entries / input.maxKeysPerSecond : 0;
   return {
     s3Requests,
     sqsMessages,
     dynamodbWrites,
     lambdaGbSeconds,
     costUsd: round(costUsd, 6),
-    seconds: Math.ceil(Math.max(byWorkers, byS3) + 1),
+    seconds: Math.ceil(Math.max(byWorkers, byS3, byBudget) + 1),
   };
 }
 

@@ -49,6 +49,7 @@ export function createApiHandler(env?: Env, clients?: Clients) {
     offboarder: pipeline.offboarder,
     pageSize: config.pageSize,
     workerConcurrency: config.workerConcurrency,
+    maxKeysPerSecond: config.maxKeysPerSecond,
     writer: pipeline.writer,
     maxEventsBytes: config.maxEventsBytes,
     defaultGraceSeconds: config.defaultGraceSeconds,

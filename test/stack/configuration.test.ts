@@ -108,13 +108,13 @@ describe('maxKeysPerSecond', () => {
     { stack: 'maxKeysPerSecond: 1500', props: { maxKeysPerSecond: 1500 } },
     { stack: '-c maxKeysPerSecond=1500', props: contextOf({ maxKeysPerSecond: '1500' }) },
   ])(
-    'gives the worker and the dispatcher LETHE_MAX_KEYS_PER_SECOND=1500 with $stack',
+    'gives the worker, the dispatcher and the api LETHE_MAX_KEYS_PER_SECOND=1500 with $stack',
     ({ props }) => {
       // Act
       const { template } = synthesize(props);
 
-      // Assess: both delete pages.
-      for (const entry of [ENTRIES.worker, ENTRIES.dispatcher]) {
+      // Assess: the first two delete pages; the api's plans estimate under the budget.
+      for (const entry of [ENTRIES.worker, ENTRIES.dispatcher, ENTRIES.api]) {
         template.hasResource('AWS::Lambda::Function', {
           Metadata: { 'lethe:entry': entry },
           Properties: { Environment: { Variables: { [ENV.maxKeysPerSecond]: '1500' } } },

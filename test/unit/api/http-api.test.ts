@@ -480,6 +480,28 @@ describe('createHttpApi, plans', () => {
     expect(JSON.parse(response.body)).toMatchObject({ generation: 2, state: 'PENDING' });
   });
 
+  it("records the bucket's key budget with the plan, which its estimate waits for", async () => {
+    // Prepare
+    const requested: PlanRecord[] = [];
+    const { respond } = api({
+      maxKeysPerSecond: 500,
+      plans: {
+        request: async (plan) => {
+          requested.push(plan);
+          return { status: 'ok', item: plan };
+        },
+        get: async () => undefined,
+        totals: async () => NO_COUNTS,
+      },
+    });
+
+    // Act
+    await respond({ method: 'POST', resource: PLANS, pathParameters: acmeLogs });
+
+    // Assess
+    expect(requested.map((plan) => plan.maxKeysPerSecond)).toEqual([500]);
+  });
+
   it('refuses a plan of a stream that began deleting meanwhile with 409 StreamDeleting', async () => {
     // Prepare
     const { respond, streams } = api({

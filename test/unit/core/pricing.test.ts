@@ -47,6 +47,17 @@ describe('estimateDeletion', () => {
     expect(estimate.seconds).toBe(Math.ceil(7_000_000 / 3_500 + 1));
   });
 
+  it("is bound by the bucket's key budget when it is below what the workers and S3 allow", () => {
+    // Act: the one-million-object deletion above, at 500 keys a second, and with no budget
+    const input = { entries: 1_000_000, pages: 1_000, chains: 100, multipartUploads: 0 };
+    const budgeted = estimateDeletion({ ...input, workerConcurrency: 20, maxKeysPerSecond: 500 });
+    const free = estimateDeletion({ ...input, workerConcurrency: 20, maxKeysPerSecond: 0 });
+
+    // Assess
+    expect(budgeted.seconds).toBe(Math.ceil(1_000_000 / 500 + 1));
+    expect(free.seconds).toBe(Math.ceil((1_000 * 0.5) / 20 + 1));
+  });
+
   it('estimates an empty location at a second and a few requests', () => {
     const estimate = estimateDeletion({
       entries: 0,

@@ -30,6 +30,8 @@ export interface OffboarderOptions {
   readonly clock?: Clock;
   /** Streams taken in per fan-out step. @default 100 */
   readonly pageSize?: number;
+  /** A fan-out with no step for this long is taken on by the sweeper. @default 300 s */
+  readonly staleAfterMs?: number;
 }
 
 /** A cancelled offboarding is settled once this long has passed with nothing left to cancel. */
@@ -56,6 +58,7 @@ export class Offboarder {
   readonly #deletions: OffboarderOptions['deletions'];
   readonly #clock: Clock;
   readonly #pageSize: number;
+  readonly #staleAfterMs: number;
 
   constructor(options: OffboarderOptions) {
     this.#offboardings = options.offboardings;
@@ -63,6 +66,7 @@ export class Offboarder {
     this.#deletions = options.deletions;
     this.#clock = options.clock ?? systemClock;
     this.#pageSize = options.pageSize ?? 100;
+    this.#staleAfterMs = options.staleAfterMs ?? 300_000;
   }
 
   /** One fan-out step; a repeated or late one changes nothing. */
@@ -127,10 +131,18 @@ export class Offboarder {
     return this.refresh(offboarding);
   }
 
-  /** The sweeper's look at an offboarding under way. */
+  /**
+   * The sweeper's look at an offboarding under way. A fan-out that made no step for a while
+   * (its step's stream record failed for good) is taken on from where it stopped.
+   */
   async refresh(offboarding: OffboardingRecord): Promise<'completed' | 'running' | 'cancelled'> {
     if (offboarding.state === 'CANCELLED') return this.#cancelRest(offboarding);
-    if (offboarding.state !== 'RUNNING' || !offboarding.fannedOut) return 'running';
+    if (offboarding.state !== 'RUNNING') return 'running';
+    if (!offboarding.fannedOut) {
+      const idle = this.#clock.now().getTime() - Date.parse(offboarding.updatedAt);
+      if (idle < this.#staleAfterMs) return 'running';
+      return (await this.fanOut(offboarding)) === 'completed' ? 'completed' : 'running';
+    }
     const linked = await this.#linked(offboarding);
     const cancelled = linked.filter(({ deletion }) => deletion?.state === 'CANCELLED');
     if (cancelled.length > 0) {

@@ -137,6 +137,7 @@ export function createPipeline({
     deletions,
     clock,
     pageSize: config.offboardingPageSize,
+    staleAfterMs: config.staleAfterSeconds * 1000,
   });
   const plans = new PlanStore({ table });
   const planner = new Planner({

@@ -128,6 +128,25 @@ function world(names: string[], overrides: Partial<OffboardingRecord> = {}) {
 }
 
 describe('Offboarder', () => {
+  it("takes on a fan-out that made no step for the stale interval (its step's record failed)", async () => {
+    // Arrange: a fan-out that stopped five minutes and a second ago, and one that stepped just now
+    const stopped = world(['a', 'b', 'c'], {
+      updatedAt: new Date(NOW.getTime() - 301_000).toISOString(),
+    });
+    const stepping = world(['a', 'b', 'c']);
+
+    // Act
+    const outcome = await stopped.offboarder.refresh(stopped.record());
+    const left = await stepping.offboarder.refresh(stepping.record());
+
+    // Assess: the stopped one took its next page in; the other was left to its own step
+    expect(outcome).toBe('running');
+    expect(stopped.links.map((link) => link.stream)).toEqual(['a', 'b']);
+    expect(stopped.record().fanoutAfter).toBe('b');
+    expect(left).toBe('running');
+    expect(stepping.options.deletions.request).not.toHaveBeenCalled();
+  });
+
   it('takes the streams in a page per step, each once, with the grace window left', async () => {
     // Arrange
     const { offboarder, record, options } = world(['a', 'b', 'c', 'd', 'e']);

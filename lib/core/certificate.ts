@@ -7,12 +7,16 @@ import type { DeletionReceipt } from './views.ts';
 export const CERTIFICATE_ALGORITHM = 'ECDSA_SHA_256';
 
 /** What a COMPLETED deletion's verification established, in words a reader can check. */
-export const VERIFIED_CLAIM =
-  'a listing of every object, version, delete marker and multipart upload in progress under location returned nothing';
+export const VERIFIED_CLAIM = verifiedClaimOf();
 
-/** What a COMPLETED partition deletion's verification established: its partitions, not more. */
-export const verifiedPartitionsClaim = (before: string) =>
-  `a listing of every object, version, delete marker and multipart upload in progress in the dt= partitions of days before ${before} under location returned nothing`;
+/**
+ * The claim of a deletion's verification: of the whole location, or with `before` (a partition
+ * deletion's cutoff) of its `dt=` partitions of days before it, not more.
+ */
+function verifiedClaimOf(before?: string): string {
+  const scope = before === undefined ? '' : ` in the dt= partitions of days before ${before}`;
+  return `a listing of every object, version, delete marker and multipart upload in progress${scope} under location returned nothing`;
+}
 
 /**
  * The statement a certificate signs: which data was deleted, how much of it, when, and that
@@ -41,7 +45,7 @@ export interface Certificate {
   completedAt: string;
   /** When the listing of `verified` last came back empty. */
   verifiedAt: string;
-  /** `VERIFIED_CLAIM`, or `verifiedPartitionsClaim(partitionsBefore)`. */
+  /** What the verification listed and found empty: the location's, or its partitions'. */
   verified: string;
 }
 
@@ -83,9 +87,7 @@ export function certificateOf(receipt: DeletionReceipt): Certificate {
     completedAt,
     // Deletions completed before verification was timed finished with it.
     verifiedAt: verifiedAt ?? completedAt,
-    verified: receipt.partitionsBefore
-      ? verifiedPartitionsClaim(receipt.partitionsBefore)
-      : VERIFIED_CLAIM,
+    verified: verifiedClaimOf(receipt.partitionsBefore),
   };
 }
 

@@ -21,10 +21,10 @@ export class KeyStore {
   }
 
   async get(keyId: string): Promise<CertificateKey | undefined> {
+    const key = keys.certificateKey(keyId);
     // Longer than a partition key may be (2,048 bytes): no key was ever stored under it.
-    if (Buffer.byteLength(keys.certificateKey(keyId).pk) > MAX_PARTITION_KEY_BYTES)
-      return undefined;
-    const item = await this.#table.read<CertificateKey>(keys.certificateKey(keyId));
+    if (Buffer.byteLength(key.pk) > MAX_PARTITION_KEY_BYTES) return undefined;
+    const item = await this.#table.read<CertificateKey>(key);
     return item
       ? { keyId: item.keyId, algorithm: item.algorithm, publicKeyPem: item.publicKeyPem }
       : undefined;

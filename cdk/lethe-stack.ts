@@ -168,10 +168,13 @@ export class LetheStack extends Stack {
     api
       .configure('defaultGraceSeconds', defaultGrace)
       .configure('workerConcurrency', props.workerConcurrency ?? DEFAULTS.workerConcurrency);
-    // Plans start in the dispatcher (from the table's stream) and go on in the planner.
-    dispatcher.bind('planQueueUrl', this.plans.queue.queueUrl, (f) =>
-      this.plans.queue.grantSendMessages(f),
-    );
+    // Plans start in the dispatcher (from the table's stream) and go on in the planner; the
+    // sweeper sends again the pages of a plan that stopped counting.
+    for (const fn of [dispatcher, sweeper]) {
+      fn.bind('planQueueUrl', this.plans.queue.queueUrl, (f) =>
+        this.plans.queue.grantSendMessages(f),
+      );
+    }
     this.certificateKey = new CertificateKey(this, 'Certificates', {
       ...(props.certificateKeyVersion ? { version: props.certificateKeyVersion } : {}),
     });

@@ -127,7 +127,7 @@ export class LetheMonitoring extends Construct {
       planDeadLetters: notEmpty(
         'PlanDeadLettersAlarm',
         props.planDeadLetters,
-        'Plan pages failed every delivery: their plans stay RUNNING and never complete. Read the planner logs ("plan page failed") for the cause; nothing was deleted (plans never delete). Redrive the queue once fixed, or request the plan again.',
+        'Plan pages failed every delivery. The sweeper takes their plans on again, and ends a plan FAILED (Stalled) when it counts no page after every attempt. Read the planner logs ("plan page failed") for the cause; nothing was deleted (plans never delete). Request the plan again once fixed.',
       ),
       failedDeletions: metric('deletionsFailed', 'Sum', FIVE_MINUTES).createAlarm(
         this,
@@ -275,6 +275,17 @@ export class LetheMonitoring extends Construct {
             [metric('openOffboardings', 'Maximum', sweepPeriod, 'under way')],
             [metric('offboardingsCompleted', 'Sum', FIVE_MINUTES, 'completed')],
           ),
+        ],
+        [
+          graph(
+            'Retention (streams with a policy, partition deletions requested)',
+            [metric('retentionPolicies', 'Maximum', sweepPeriod, 'policies')],
+            [metric('retentionDeletions', 'Sum', FIVE_MINUTES, 'deletions requested')],
+          ),
+          graph('Plans the sweeper took on (stopped counting)', [
+            metric('plansResumed', 'Sum', FIVE_MINUTES, 'taken on again'),
+            metric('plansFailed', 'Sum', FIVE_MINUTES, 'FAILED (Stalled)'),
+          ]),
         ],
       ],
     });

@@ -63,6 +63,9 @@ export interface PlanRecord extends PlanCounts {
   updatedAt: string;
   completedAt?: string;
   reason?: { code: string; message: string };
+  /** Pages its chains had counted when the sweeper last looked at it, and looks since with none more. */
+  pagesSeen?: number;
+  stalls?: number;
 }
 
 /** One chain of a plan: its prefix listed page by page, each page counted once. */

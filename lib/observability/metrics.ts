@@ -40,6 +40,14 @@ export const METRICS = {
   openOffboardings: { name: 'OpenOffboardings', unit: 'Count' },
   /** Tenant offboardings a sweep found finished (every stream's deletion COMPLETED). */
   offboardingsCompleted: { name: 'OffboardingsCompleted', unit: 'Count' },
+  /** Emitted by every sweep: streams with a retention policy. */
+  retentionPolicies: { name: 'RetentionPolicies', unit: 'Count' },
+  /** Partition deletions the day's retention requested. */
+  retentionDeletions: { name: 'RetentionDeletions', unit: 'Count' },
+  /** Plans a sweep took on again: they had counted no page for the stale interval. */
+  plansResumed: { name: 'PlansResumed', unit: 'Count' },
+  /** Plans a sweep ended FAILED (Stalled): no page counted after every attempt. */
+  plansFailed: { name: 'PlansFailed', unit: 'Count' },
 } as const satisfies Record<string, { name: string; unit: 'Count' | 'Bytes' | 'Seconds' }>;
 
 export type MetricKey = keyof typeof METRICS;

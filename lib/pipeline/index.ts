@@ -6,6 +6,7 @@ export { DeletionFence } from './fence.ts';
 export { type FinalizeOutcome, Finalizer, isReadyToVerify } from './finalizer.ts';
 export { Offboarder, type OffboarderOptions } from './offboarder.ts';
 export { PageWorker, type WorkOutcome } from './page-worker.ts';
+export { PlanSweeper, type PlanSweeperOptions, type PlanSweepReport } from './plan-sweeper.ts';
 export { Planner, type PlannerOptions, type PlanPageOutcome } from './planner.ts';
 export { type DeletionEvents, unobserved } from './ports.ts';
 export {

@@ -22,6 +22,7 @@ import { DeletionFence } from './fence.ts';
 import { Finalizer } from './finalizer.ts';
 import { Offboarder } from './offboarder.ts';
 import { PageWorker } from './page-worker.ts';
+import { PlanSweeper } from './plan-sweeper.ts';
 import { Planner } from './planner.ts';
 import { type DeletionEvents, unobserved } from './ports.ts';
 import { StateChangePublisher } from './publisher.ts';
@@ -140,11 +141,23 @@ export function createPipeline({
     staleAfterMs: config.staleAfterSeconds * 1000,
   });
   const plans = new PlanStore({ table });
+  const planQueue = new WorkQueue<PlanPageMessage>({
+    client: clients.sqs,
+    queueUrl: config.planQueueUrl,
+  });
   const planner = new Planner({
     plans,
     s3: clients.s3,
-    queue: new WorkQueue<PlanPageMessage>({ client: clients.sqs, queueUrl: config.planQueueUrl }),
+    queue: planQueue,
     pageSize: config.pageSize,
+    clock,
+  });
+  const planSweeper = new PlanSweeper({
+    plans,
+    planner,
+    queue: planQueue,
+    staleAfterSeconds: config.staleAfterSeconds,
+    maxAttempts: config.maxAttempts,
     clock,
   });
   const writer = new EventWriter({
@@ -169,6 +182,7 @@ export function createPipeline({
     writer,
     plans,
     planner,
+    planSweeper,
     retention,
     offboardings,
     offboarder,

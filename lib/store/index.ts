@@ -17,7 +17,7 @@ export {
   TTL_ATTRIBUTE,
 } from './layout.ts';
 export { OffboardingStore, type TakenIn } from './offboarding-store.ts';
-export { type PlanChainLayout, PlanStore } from './plan-store.ts';
+export { type PlanChainLayout, type PlanLook, PlanStore } from './plan-store.ts';
 export { type CreateResult, type StreamPage, StreamStore } from './stream-store.ts';
 export { documentClient, Table } from './table.ts';
 export { UploadStore } from './upload-store.ts';

@@ -15,6 +15,8 @@ export const SCHEDULED_DELETIONS = 'SCHEDULED';
 export const RUNNING_OFFBOARDINGS = 'OFFBOARDINGS';
 /** The sweep index's partition of streams with a retention policy. */
 export const RETENTION_POLICIES = 'RETENTION';
+/** The sweep index's partition of plans not yet ended, by when they were last looked at. */
+export const OPEN_PLANS = 'PLANS';
 
 /** Name of the index of a tenant's deletions, newest first (`listPk`, `listSk`). */
 export const LIST_INDEX = 'byTenant';

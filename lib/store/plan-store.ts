@@ -12,7 +12,7 @@ import {
   type PlanRecord,
 } from '../core/index.ts';
 import { all, atGeneration, equals, isAbsent, planMay, streamMay } from './conditions.ts';
-import { keys, TTL_ATTRIBUTE } from './layout.ts';
+import { keys, OPEN_PLANS, SWEEP_INDEX, TTL_ATTRIBUTE } from './layout.ts';
 import type { Table } from './table.ts';
 
 /** A chain as the planner lays it out: `counts` when it was counted already (it has ended). */
@@ -25,10 +25,17 @@ export interface PlanChainLayout {
 /** Plans are previews: they expire a week after they are requested. */
 const PLAN_TTL_SECONDS = 7 * 86_400;
 
+/** What the sweeper saw of a plan it looked at: pages counted, and looks since with none more. */
+export interface PlanLook {
+  pagesSeen: number;
+  stalls: number;
+}
+
 /**
  * Plans and their chains: the only code that writes them. A page is counted by one
  * conditional write on its chain (its page number), so a duplicate message counts nothing; a
- * chain that ends is settled towards its plan in the same transaction.
+ * chain that ends is settled towards its plan in the same transaction. A plan not yet ended is
+ * in the sweep index (`OPEN_PLANS`), by when it started or the sweeper last looked at it.
  */
 export class PlanStore {
   readonly #table: Table;
@@ -48,7 +55,13 @@ export class PlanStore {
         all(streamMay('plan'), atGeneration(plan.generation)),
       ),
       this.#table.putItem(
-        { ...keys.plan(plan.tenant, plan.planId), ...plan, ...this.#ttl(plan) },
+        {
+          ...keys.plan(plan.tenant, plan.planId),
+          ...plan,
+          ...this.#ttl(plan),
+          sweepPk: OPEN_PLANS,
+          sweepSk: plan.requestedAt,
+        },
         isAbsent,
       ),
     ]);
@@ -91,7 +104,8 @@ export class PlanStore {
     now: Date,
   ): Promise<Outcome> {
     const written = await this.#table.update(keys.plan(plan.tenant, plan.planId), {
-      update: 'SET #state = :to, chainsTotal = :total, versioned = :versioned, updatedAt = :now',
+      update:
+        'SET #state = :to, chainsTotal = :total, versioned = :versioned, updatedAt = :now, sweepSk = :now',
       values: {
         ':to': PLAN_TRANSITIONS.start.to,
         ':total': chainsTotal,
@@ -182,7 +196,7 @@ export class PlanStore {
   ): Promise<Outcome> {
     const written = await this.#table.update(keys.plan(plan.tenant, plan.planId), {
       update:
-        'SET #state = :to, #objects = :objects, #bytes = :bytes, #versions = :versions, #markers = :markers, #pages = :pages, multipartUploads = :uploads, completedAt = :now, updatedAt = :now',
+        'SET #state = :to, #objects = :objects, #bytes = :bytes, #versions = :versions, #markers = :markers, #pages = :pages, multipartUploads = :uploads, completedAt = :now, updatedAt = :now REMOVE sweepPk, sweepSk',
       names: {
         '#objects': 'objects',
         '#bytes': 'bytes',
@@ -211,11 +225,44 @@ export class PlanStore {
     now: Date,
   ): Promise<Outcome> {
     const written = await this.#table.update(keys.plan(plan.tenant, plan.planId), {
-      update: 'SET #state = :to, reason = :reason, completedAt = :now, updatedAt = :now',
+      update:
+        'SET #state = :to, reason = :reason, completedAt = :now, updatedAt = :now REMOVE sweepPk, sweepSk',
       values: { ':to': PLAN_TRANSITIONS.fail.to, ':reason': reason, ':now': now.toISOString() },
       condition: planMay('fail'),
     });
     return written.ok ? ok(undefined) : duplicate();
+  }
+
+  /** Plans not yet ended that were started, or last looked at, before `cutoff`. */
+  open(cutoff: Date): AsyncGenerator<PlanRecord> {
+    return this.#table.query<PlanRecord>({
+      IndexName: SWEEP_INDEX,
+      KeyConditionExpression: 'sweepPk = :plans AND sweepSk < :cutoff',
+      ExpressionAttributeValues: { ':plans': OPEN_PLANS, ':cutoff': cutoff.toISOString() },
+    });
+  }
+
+  /**
+   * Records the sweeper's look at a plan it found in the index as `seen`: won only if the plan
+   * has not been written since (so one sweeper of several takes it), and only while it is open.
+   * A PENDING plan's write is also a new record on the table's stream, which starts it again.
+   */
+  async claim(seen: PlanRecord, look: PlanLook, now: Date): Promise<Outcome<PlanRecord>> {
+    const written = await this.#table.update<PlanRecord>(keys.plan(seen.tenant, seen.planId), {
+      update: 'SET pagesSeen = :pagesSeen, stalls = :stalls, updatedAt = :now, sweepSk = :now',
+      names: { '#state': 'state' },
+      values: {
+        ':pagesSeen': look.pagesSeen,
+        ':stalls': look.stalls,
+        ':now': now.toISOString(),
+        ':seen': seen.state,
+        ':updatedAt': seen.updatedAt,
+      },
+      condition: all(planMay('fail'), {
+        expression: '#state = :seen AND updatedAt = :updatedAt',
+      }),
+    });
+    return written.ok ? ok(written.item) : duplicate();
   }
 
   #ttl(plan: Pick<PlanRecord, 'requestedAt'>) {

@@ -95,7 +95,7 @@ export const REQUIRED_SETTINGS = {
   api: ['tableName', 'bucket', 'certificateKeyId'],
   dispatcher: ['tableName', 'queueUrl', 'planQueueUrl'],
   worker: ['tableName', 'queueUrl'],
-  sweeper: ['tableName', 'queueUrl'],
+  sweeper: ['tableName', 'queueUrl', 'planQueueUrl'],
   publisher: ['eventBusName'],
   planner: ['tableName', 'planQueueUrl'],
 } as const satisfies Record<string, ReadonlyArray<keyof LetheConfig>>;

@@ -27,6 +27,12 @@ describe.skipIf(process.env.LETHE_TEST_API_URL)('generation fencing', () => {
     await target?.stop();
   });
 
+  /** The in-process local stack: this test sends to its queues. */
+  const local = () => {
+    if (!target.local) throw new Error('needs the in-process local stack');
+    return target.local;
+  };
+
   /** The URL of the stack's queue `name` (its logical id without CDK's hash). */
   const queueNamed = (name: string) => {
     const queue = target.local?.resources.queues.find(
@@ -36,7 +42,7 @@ describe.skipIf(process.env.LETHE_TEST_API_URL)('generation fencing', () => {
     return queue.url;
   };
   const waiting = async (queueUrl: string) => {
-    const { Attributes = {} } = await target.local!.clients.sqs.send(
+    const { Attributes = {} } = await local().clients.sqs.send(
       new GetQueueAttributesCommand({
         QueueUrl: queueUrl,
         AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'],
@@ -64,9 +70,7 @@ describe.skipIf(process.env.LETHE_TEST_API_URL)('generation fencing', () => {
     // Act: every message of generation 1 again, twice
     const work = queueNamed('Work');
     for (const body of [...replays, ...replays]) {
-      await target.local!.clients.sqs.send(
-        new SendMessageCommand({ QueueUrl: work, MessageBody: body }),
-      );
+      await local().clients.sqs.send(new SendMessageCommand({ QueueUrl: work, MessageBody: body }));
     }
     await waitFor('the replayed messages to be taken', async () =>
       (await waiting(work)) === 0 ? true : undefined,

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { assertCellCompleted, prepareCell, requestDeletion, waitForEnd } from '../helpers/cells.ts';
-import { type ApiClient, apiClient, waitFor } from '../helpers/http.ts';
+import { type ApiClient, apiClient } from '../helpers/http.ts';
 import { listAll } from '../helpers/s3.ts';
 import { startTarget, type TestTarget } from '../helpers/target.ts';
 

@@ -7,6 +7,7 @@ import {
   PutBucketVersioningCommand,
   type S3Client,
 } from '@aws-sdk/client-s3';
+import type { SendMessageBatchCommandInput } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PlanView } from '../../lib/core/index.ts';
 import type { Clients } from '../../lib/support/index.ts';
@@ -24,12 +25,28 @@ const MUTATING = /^(Delete|Put|Copy|Abort|Complete|Create|Restore|Upload)/;
  */
 function mutationGuard() {
   const refused: string[] = [];
-  const guard = { armed: false, refused, seen: 0, failedSends: 0 };
+  const guard = {
+    armed: false,
+    refused,
+    seen: 0,
+    failedSends: 0,
+    /** Tenants whose plan pages are lost once sent, as if each failed every delivery. */
+    losing: new Set<string>(),
+    lost: 0,
+    /** Listings of a prefix that fail, as S3 out of reach would, before they work again. */
+    failing: new Map<string, number>(),
+  };
   const wrap = (clients: Clients): Clients => {
     for (const s3 of [clients.s3, clients.s3Deletes])
       s3.middlewareStack.add(
         (next, context) => async (args) => {
           const command = context.commandName?.replace(/Command$/, '') ?? '';
+          const prefix = (args.input as { Prefix?: string }).Prefix ?? '';
+          const failures = guard.failing.get(prefix) ?? 0;
+          if (failures > 0) {
+            guard.failing.set(prefix, failures - 1);
+            throw new Error(`injected: S3 out of reach (${command})`);
+          }
           if (guard.armed) guard.seen++;
           if (guard.armed && MUTATING.test(command)) {
             refused.push(command);
@@ -44,11 +61,21 @@ function mutationGuard() {
     let sends = 0;
     clients.sqs.middlewareStack.add(
       (next, context) => async (args) => {
-        const input = args.input as { QueueUrl?: string };
+        const input = args.input as SendMessageBatchCommandInput;
         if (
           context.commandName === 'SendMessageBatchCommand' &&
           /plans-pages/.test(input.QueueUrl ?? '')
         ) {
+          const entries = input.Entries ?? [];
+          const kept = entries.filter(
+            (entry) => !guard.losing.has(JSON.parse(entry.MessageBody ?? '{}').tenant),
+          );
+          guard.lost += entries.length - kept.length;
+          if (kept.length < entries.length) {
+            // Answered as sent: nothing tells the sender the pages will never be delivered.
+            if (kept.length === 0) return { output: { Failed: [], $metadata: {} }, response: {} };
+            args.input = { ...input, Entries: kept };
+          }
           if (++sends % 2 === 0) {
             guard.failedSends++;
             throw new Error('injected: the worker died before it sent');
@@ -142,6 +169,57 @@ describe('plans (dry runs)', () => {
     expect(await listAll(target.s3, bucket, prefix)).toEqual(before);
     expect(await uploadsUnder(target.s3, bucket, prefix)).toHaveLength(1);
     expect((await api.get(cell.tenant, 'logs')).body).toEqual(stream);
+  });
+
+  it('completes, exactly, a plan whose pages were lost: the sweeper takes it on again', async () => {
+    // Arrange: every page the plan sends is lost until the sweeper has had it stalled once
+    const cell = await prepareCell(api, target.s3, tenant(), 30);
+    const { bucket, prefix } = cell.location;
+    const before = await listAll(target.s3, bucket, prefix);
+    guard.losing.add(cell.tenant);
+    const lostBefore = guard.lost;
+
+    // Act
+    const reply = await api.call<PlanView>('POST', `/v1/tenants/${cell.tenant}/streams/logs/plans`);
+    const path = `/v1/tenants/${cell.tenant}/plans/${reply.body.planId}`;
+    await waitFor('a lost page', async () => guard.lost > lostBefore || undefined, 30_000, 100);
+    // Stopped: no page is delivered, so it stays RUNNING with nothing counted.
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    const stopped = (await api.call<PlanView>('GET', path)).body;
+    guard.losing.delete(cell.tenant);
+    const ended = await waitFor(
+      'the plan taken on again',
+      async () => {
+        const { body } = await api.call<PlanView>('GET', path);
+        return body.state === 'RUNNING' ? undefined : body;
+      },
+      60_000,
+      300,
+    );
+
+    // Assess
+    expect(stopped).toMatchObject({ state: 'RUNNING', objects: 0 });
+    expect(ended).toMatchObject({
+      state: 'COMPLETED',
+      objects: before.size,
+      versions: before.size,
+    });
+  });
+
+  it('starts again a plan whose start failed every delivery: the sweeper takes it on', async () => {
+    // Arrange: the start's listing fails as often as its stream record is delivered (the
+    // first time and 5 retries), so the record is given up to the dispatch-failures queue
+    const cell = await prepareCell(api, target.s3, tenant(), 10);
+    const { bucket, prefix } = cell.location;
+    const before = await listAll(target.s3, bucket, prefix);
+    guard.failing.set(prefix, 6);
+
+    // Act
+    const result = await plan(api, cell.tenant);
+
+    // Assess
+    expect(guard.failing.get(prefix)).toBe(0);
+    expect(result).toMatchObject({ state: 'COMPLETED', objects: before.size });
   });
 
   it('refuses a stream being deleted, and a deletion right after a plan still takes everything', async () => {

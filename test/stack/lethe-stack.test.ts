@@ -2,12 +2,13 @@ import { Capture, Match } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
 import { DISPATCH_BATCH_SIZE, DISPATCH_PARALLELIZATION } from '../../cdk/event-sources.ts';
 import { ROUTES } from '../../lib/api/routes.ts';
-import { ENV } from '../../lib/support/index.ts';
+import { ENV, REQUIRED_SETTINGS } from '../../lib/support/index.ts';
 import { allowedActions, allowStatements, allows, roleId } from './iam.ts';
 import {
   ENTRIES,
   eventSourceOf,
   FUNCTION_NAMES,
+  type FunctionName,
   getAtt,
   logicalId,
   methodRoutes,
@@ -500,4 +501,36 @@ describe('stateful resources', () => {
     // Assess
     expect(resource.Type).toBe(type);
   });
+});
+
+describe('function settings', () => {
+  const { template, fn } = defaults;
+  const variablesOf = (name: FunctionName) =>
+    (resourceById(template, fn(name)).Properties?.Environment as { Variables?: object } | undefined)
+      ?.Variables ?? {};
+
+  it.each(FUNCTION_NAMES)(
+    'gives the %s function every setting it refuses to start without',
+    (name) => {
+      // Assess
+      const variables = variablesOf(name);
+      for (const setting of REQUIRED_SETTINGS[name]) expect(variables).toHaveProperty(ENV[setting]);
+    },
+  );
+
+  it.each(['dispatcher', 'sweeper'] as const)(
+    'lets the %s send to the plan queue it names',
+    (name) => {
+      // Assess: the queue of LETHE_PLAN_QUEUE_URL, by its ARN
+      const queue = targetOf((variablesOf(name) as Record<string, unknown>)[ENV.planQueueUrl]);
+      const sends = allowStatements(template, name).filter(
+        (statement) =>
+          allows([statement.Action ?? []].flat(), 'sqs:SendMessage') &&
+          [statement.Resource]
+            .flat()
+            .some((resource) => JSON.stringify(resource) === JSON.stringify(getAtt(queue, 'Arn'))),
+      );
+      expect(sends).toHaveLength(1);
+    },
+  );
 });

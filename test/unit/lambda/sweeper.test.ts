@@ -100,13 +100,15 @@ describe('sweeperHandler', () => {
     const refresh = vi.fn(
       async (record: OffboardingRecord) => outcomes[records.indexOf(record)] ?? 'running',
     );
-    const handler = sweeperHandler(sweeping(), captured.telemetry, undefined, {
-      offboardings: {
-        underWay: async function* () {
-          yield* records;
+    const handler = sweeperHandler(sweeping(), captured.telemetry, {
+      offboarding: {
+        offboardings: {
+          underWay: async function* () {
+            yield* records;
+          },
         },
+        offboarder: { refresh },
       },
-      offboarder: { refresh },
     });
 
     // Act
@@ -118,6 +120,31 @@ describe('sweeperHandler', () => {
       expect.objectContaining({ OpenOffboardings: 2, OffboardingsCompleted: 1 }),
     ]);
     expect(captured.logs()[0]).toMatchObject({ offboardings: { completed: 1, running: 2 } });
+  });
+
+  it('counts the plans it took on and failed, and the partition deletions retention requested', async () => {
+    // Prepare
+    const handler = sweeperHandler(sweeping(), captured.telemetry, {
+      retention: { run: async () => ({ policies: 4, claimed: 2, requested: 2 }) },
+      plans: { sweep: async () => ({ looked: 3, resumed: 2, failed: 1 }) },
+    });
+
+    // Act
+    await handler();
+
+    // Assess
+    expect(captured.metrics()).toEqual([
+      expect.objectContaining({
+        RetentionPolicies: 4,
+        RetentionDeletions: 2,
+        PlansResumed: 2,
+        PlansFailed: 1,
+      }),
+    ]);
+    expect(captured.logs()[0]).toMatchObject({
+      retention: { requested: 2 },
+      plans: { looked: 3, resumed: 2, failed: 1 },
+    });
   });
 
   it('logs the report with the oldest open deletion: its keys, state and age', async () => {
@@ -167,6 +194,7 @@ describe('createSweeperHandler', () => {
   const env = {
     [ENV.tableName]: TABLE,
     [ENV.queueUrl]: 'https://sqs.us-east-1.amazonaws.com/123456789012/lethe-work',
+    [ENV.planQueueUrl]: 'https://sqs.us-east-1.amazonaws.com/123456789012/lethe-plans-pages',
     POWERTOOLS_METRICS_DISABLED: 'true',
   };
 
@@ -180,7 +208,9 @@ describe('createSweeperHandler', () => {
 
     // Assess
     expect(result).toMatchObject({ stale: 0, resumed: 0, failed: 0, messages: 0 });
-    const queried = table.commandCalls(QueryCommand).map((call) => call.args[0].input.TableName);
-    expect(new Set(queried)).toEqual(new Set([TABLE]));
+    const queries = table.commandCalls(QueryCommand).map((call) => call.args[0].input);
+    expect(new Set(queries.map((query) => query.TableName))).toEqual(new Set([TABLE]));
+    // Open plans too, in their partition of the sweep index.
+    expect(queries.map((query) => query.ExpressionAttributeValues?.[':plans'])).toContain('PLANS');
   });
 });

@@ -39,6 +39,12 @@ export function propsFromContext(node: Node): LetheStackProps {
     alarmEmail: text('alarmEmail'),
     apiLogging: flag('apiLogging'),
     certificateKeyVersion: number('certificateKeyVersion'),
+    pageSize: number('pageSize'),
+    maxRounds: number('maxRounds'),
+    ingestGraceSeconds: number('ingestGraceSeconds'),
+    maxEventsBytes: number('maxEventsBytes'),
+    retryAfterSeconds: number('retryAfterSeconds'),
+    offboardingPageSize: number('offboardingPageSize'),
   };
   // Absent keys keep the stack's documented defaults.
   return Object.fromEntries(

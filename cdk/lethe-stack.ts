@@ -5,7 +5,7 @@ import type { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { IBucket } from 'aws-cdk-lib/aws-s3';
 import type { Queue } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
-import { DEFAULTS, MAX_GRACE_SECONDS } from '../lib/support/config.ts';
+import { DEFAULTS, type LetheConfig, MAX_GRACE_SECONDS } from '../lib/support/config.ts';
 import { CertificateKey } from './certificate-key.ts';
 import { grantDataAccess, grantListData } from './data-access.ts';
 import { dispatchFrom, sweepEvery, workFrom } from './event-sources.ts';
@@ -57,7 +57,29 @@ export interface LetheStackProps extends StackProps {
   readonly apiLogging?: boolean;
   /** Raise to replace the key that signs certificates (old certificates keep verifying). @default 1 */
   readonly certificateKeyVersion?: number;
+  /** Keys listed and deleted (or counted) per message, 1 to 1,000. @default 1000 */
+  readonly pageSize?: number;
+  /** Rounds of listing the location afresh before a deletion fails `LocationNotEmpty`. @default 5 */
+  readonly maxRounds?: number;
+  /** The longest a verification waits for an ingest still in flight, 0 to 900 s. @default 35 */
+  readonly ingestGraceSeconds?: number;
+  /** Largest events body the api takes, up to 6 MiB. @default 1 MiB */
+  readonly maxEventsBytes?: number;
+  /** `Retry-After` of a 409 `StreamDeleting`, 1 to 3,600 s. @default 30 */
+  readonly retryAfterSeconds?: number;
+  /** Streams a tenant offboarding takes in per fan-out step, 1 to 1,000. @default 100 */
+  readonly offboardingPageSize?: number;
 }
+
+/** Settings every function reads alike: set on each of them when a prop names one. */
+const SHARED_SETTINGS = [
+  'pageSize',
+  'maxRounds',
+  'ingestGraceSeconds',
+  'maxEventsBytes',
+  'retryAfterSeconds',
+  'offboardingPageSize',
+] as const satisfies ReadonlyArray<keyof LetheStackProps & keyof LetheConfig>;
 
 const WORKER_TIMEOUT = Duration.seconds(60);
 
@@ -120,7 +142,12 @@ export class LetheStack extends Stack {
     this.deadLetterQueue = queues.deadLetters;
     this.dispatchFailures = queues.dispatchFailures;
 
-    const api = new LetheFunction(this, 'Api', { entry: 'functions/api.ts' });
+    // The api's plans assume the workers' concurrency; configured first, so a value out of range
+    // fails the synth with the function's own message before an event source is made with it.
+    const api = new LetheFunction(this, 'Api', { entry: 'functions/api.ts' }).configure(
+      'workerConcurrency',
+      props.workerConcurrency ?? DEFAULTS.workerConcurrency,
+    );
     const dispatcher = new LetheFunction(this, 'Dispatcher', {
       entry: 'functions/dispatcher.ts',
       timeout: Duration.seconds(60),
@@ -155,6 +182,12 @@ export class LetheStack extends Stack {
     this.plans.planner
       .configure('dataRoot', dataRoot)
       .configure('receiptRetentionDays', receiptRetentionDays);
+    for (const setting of SHARED_SETTINGS) {
+      const value = props[setting];
+      if (value === undefined) continue;
+      for (const fn of [api, dispatcher, worker, sweeper, this.plans.planner])
+        fn.configure(setting, value);
+    }
     this.functions = {
       api,
       dispatcher,
@@ -165,9 +198,7 @@ export class LetheStack extends Stack {
     };
 
     const all = [api, dispatcher, worker, sweeper];
-    api
-      .configure('defaultGraceSeconds', defaultGrace)
-      .configure('workerConcurrency', props.workerConcurrency ?? DEFAULTS.workerConcurrency);
+    api.configure('defaultGraceSeconds', defaultGrace);
     // Plans start in the dispatcher (from the table's stream) and go on in the planner; the
     // sweeper sends again the pages of a plan that stopped counting.
     for (const fn of [dispatcher, sweeper]) {

@@ -152,7 +152,8 @@ export function loadConfig(
     eventBusName: text('eventBusName'),
     certificateKeyId: text('certificateKeyId'),
     planQueueUrl: text('planQueueUrl'),
-    workerConcurrency: int('workerConcurrency', 1, 10_000),
+    // Lambda's maximum concurrency of an SQS event source: 2 to 1,000.
+    workerConcurrency: int('workerConcurrency', 2, 1_000),
     offboardingPageSize: int('offboardingPageSize', 1, 1_000),
     maxKeysPerSecond: int('maxKeysPerSecond', 0, 1_000_000),
   };

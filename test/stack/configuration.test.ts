@@ -2,7 +2,7 @@ import { Duration } from 'aws-cdk-lib';
 import { describe, expect, it } from 'vitest';
 import { propsFromContext } from '../../cdk/context.ts';
 import { ENV } from '../../lib/support/index.ts';
-import { ENTRIES, FUNCTION_NAMES, offlineApp, synthesize } from './template.ts';
+import { ENTRIES, FUNCTION_NAMES, offlineApp, resourceById, synthesize } from './template.ts';
 
 /** The context `cdk -c key=value` gives the app: every value a string. */
 const contextOf = (context: Record<string, string>) => {
@@ -49,6 +49,13 @@ describe('context (-c key=value)', () => {
       maxDeletionAgeMinutes: '90',
       alarmEmail: 'oncall@example.com',
       apiLogging: 'false',
+      certificateKeyVersion: '2',
+      pageSize: '500',
+      maxRounds: '7',
+      ingestGraceSeconds: '60',
+      maxEventsBytes: '2097152',
+      retryAfterSeconds: '10',
+      offboardingPageSize: '50',
     });
 
     // Assess
@@ -64,6 +71,13 @@ describe('context (-c key=value)', () => {
       maxDeletionAge: Duration.minutes(90).toMinutes(),
       alarmEmail: 'oncall@example.com',
       apiLogging: false,
+      certificateKeyVersion: 2,
+      pageSize: 500,
+      maxRounds: 7,
+      ingestGraceSeconds: 60,
+      maxEventsBytes: 2_097_152,
+      retryAfterSeconds: 10,
+      offboardingPageSize: 50,
     });
   });
 
@@ -82,6 +96,37 @@ describe('context (-c key=value)', () => {
   });
 });
 
+describe('settings every function reads alike', () => {
+  const settings = {
+    pageSize: 500,
+    maxRounds: 7,
+    ingestGraceSeconds: 60,
+    maxEventsBytes: 2_097_152,
+    retryAfterSeconds: 10,
+    offboardingPageSize: 50,
+  } as const;
+  const configured = synthesize(settings);
+  const defaults = synthesize();
+
+  it.each(FUNCTION_NAMES)(
+    'reach the %s function as they were given, and are left out by default',
+    (name) => {
+      // Assess
+      const variablesOf = (synthesized: ReturnType<typeof synthesize>) =>
+        (
+          resourceById(synthesized.template, synthesized.fn(name)).Properties?.Environment as
+            | { Variables?: Record<string, unknown> }
+            | undefined
+        )?.Variables ?? {};
+      const given = variablesOf(configured);
+      for (const [setting, value] of Object.entries(settings)) {
+        expect(given[ENV[setting as keyof typeof settings]]).toBe(String(value));
+        expect(variablesOf(defaults)).not.toHaveProperty(ENV[setting as keyof typeof settings]);
+      }
+    },
+  );
+});
+
 describe('settings the functions would refuse at their cold start', () => {
   it.each([
     {
@@ -97,6 +142,15 @@ describe('settings the functions would refuse at their cold start', () => {
       message: 'LETHE_MAX_KEYS_PER_SECOND must be an integer from 0 to 1000000',
     },
     { props: { dataRoot: 'Bad Root' }, message: 'LETHE_DATA_ROOT must be path segments' },
+    { props: { pageSize: 5_000 }, message: 'LETHE_PAGE_SIZE must be an integer from 1 to 1000' },
+    {
+      props: { workerConcurrency: 1 },
+      message: 'LETHE_WORKER_CONCURRENCY must be an integer from 2 to 1000 (got 1)',
+    },
+    {
+      props: { workerConcurrency: 5_000 },
+      message: 'LETHE_WORKER_CONCURRENCY must be an integer from 2 to 1000 (got 5000)',
+    },
   ])('fail the synth, as the function would fail: $props', ({ props, message }) => {
     // Assess
     expect(() => synthesize(props)).toThrow(message);

@@ -17,6 +17,7 @@ import { Plans } from './plans.ts';
 import { letheRestApi } from './rest-api.ts';
 import { StateEvents } from './state-events.ts';
 import { dataBucket, tombstoneTable, workQueues } from './storage.ts';
+import { grantTableUse } from './table-access.ts';
 import { TenantAccess, tenantInvokeStatements } from './tenant-access.ts';
 
 export interface LetheStackProps extends StackProps {
@@ -213,7 +214,7 @@ export class LetheStack extends Stack {
       this.certificateKey.grantSign(f),
     );
     for (const fn of all) {
-      fn.bind('tableName', this.table.tableName, (f) => this.table.grantReadWriteData(f))
+      fn.bind('tableName', this.table.tableName, (f) => grantTableUse(f, this.table))
         .configure('bucket', this.bucket.bucketName)
         .configure('dataRoot', dataRoot)
         .configure('receiptRetentionDays', receiptRetentionDays);

@@ -5,7 +5,9 @@ import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import type { IBucket } from 'aws-cdk-lib/aws-s3';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
+import { PLAN_PARTITIONS } from '../lib/store/layout.ts';
 import { LetheFunction } from './lethe-function.ts';
+import { grantTableUse } from './table-access.ts';
 
 export interface PlansProps {
   readonly table: ITable;
@@ -20,8 +22,9 @@ const PLANNER_TIMEOUT = Duration.seconds(60);
 
 /**
  * The plan path (dry runs): a queue of plan pages of its own and a planner function that lists
- * and counts. It holds no permission to delete, abort or write any object: a plan cannot
- * change the data it previews, whatever its code does.
+ * and counts. It holds no permission to delete, abort or write any object, nor to write any
+ * item of the table but plans: a plan cannot change the data it previews or a stream's state,
+ * whatever its code does.
  */
 export class Plans extends Construct {
   public readonly queue: Queue;
@@ -47,7 +50,10 @@ export class Plans extends Construct {
       memorySize: 1769,
     });
     this.planner
-      .bind('tableName', props.table.tableName, (fn) => props.table.grantReadWriteData(fn))
+      // Plans and their chains only: the planner cannot write a stream or a deletion.
+      .bind('tableName', props.table.tableName, (fn) =>
+        grantTableUse(fn, props.table, [PLAN_PARTITIONS]),
+      )
       .bind('planQueueUrl', this.queue.queueUrl, (fn) => this.queue.grantSendMessages(fn))
       .configure('bucket', props.bucket.bucketName);
     this.planner.function.addToRolePolicy(

@@ -18,6 +18,9 @@ export const RETENTION_POLICIES = 'RETENTION';
 /** The sweep index's partition of plans not yet ended, by when they were last looked at. */
 export const OPEN_PLANS = 'PLANS';
 
+/** The partitions of plans and their chains, as an IAM `dynamodb:LeadingKeys` pattern. */
+export const PLAN_PARTITIONS = 'PLAN#*';
+
 /** Name of the index of a tenant's deletions, newest first (`listPk`, `listSk`). */
 export const LIST_INDEX = 'byTenant';
 
@@ -90,10 +93,11 @@ export const keys = {
     pk: `OFFBOARDING#${offboardingId}`,
     skPrefix: 'STREAM#',
   }),
-  plan: (tenant: string, planId: string): ItemKey => ({
-    pk: `TENANT#${tenant}`,
-    sk: `PLAN#${planId}`,
-  }),
+  /**
+   * A plan and its chains share a partition of their own (`PLAN#`), apart from the tenant's
+   * streams and deletions: the planner's role may touch only partitions that start so.
+   */
+  plan: (planId: string): ItemKey => ({ pk: `PLAN#${planId}`, sk: 'PLAN' }),
   planChain: (planId: string, chainId: string): ItemKey => ({
     pk: `PLAN#${planId}`,
     sk: `CHAIN#${chainId}`,

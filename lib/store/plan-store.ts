@@ -56,7 +56,7 @@ export class PlanStore {
       ),
       this.#table.putItem(
         {
-          ...keys.plan(plan.tenant, plan.planId),
+          ...keys.plan(plan.planId),
           ...plan,
           ...this.#ttl(plan),
           sweepPk: OPEN_PLANS,
@@ -69,7 +69,9 @@ export class PlanStore {
   }
 
   async get(tenant: string, planId: string): Promise<PlanRecord | undefined> {
-    return this.#table.read<PlanRecord>(keys.plan(tenant, planId));
+    const plan = await this.#table.read<PlanRecord>(keys.plan(planId));
+    // Another tenant's plan is not this tenant's to see.
+    return plan?.tenant === tenant ? plan : undefined;
   }
 
   /** Creates the plan's chains; chains that exist already keep their progress. */
@@ -103,7 +105,7 @@ export class PlanStore {
     versioned: boolean,
     now: Date,
   ): Promise<Outcome> {
-    const written = await this.#table.update(keys.plan(plan.tenant, plan.planId), {
+    const written = await this.#table.update(keys.plan(plan.planId), {
       update:
         'SET #state = :to, chainsTotal = :total, versioned = :versioned, updatedAt = :now, sweepSk = :now',
       values: {
@@ -170,7 +172,7 @@ export class PlanStore {
     }
     const result = await this.#table.transact([
       this.#table.updateItem(key, change),
-      this.#table.updateItem(keys.plan(chain.tenant, chain.planId), {
+      this.#table.updateItem(keys.plan(chain.planId), {
         update: 'ADD chainsSettled :one',
         values: { ':one': 1 },
         condition: planMay('complete'),
@@ -194,7 +196,7 @@ export class PlanStore {
     multipartUploads: number,
     now: Date,
   ): Promise<Outcome> {
-    const written = await this.#table.update(keys.plan(plan.tenant, plan.planId), {
+    const written = await this.#table.update(keys.plan(plan.planId), {
       update:
         'SET #state = :to, #objects = :objects, #bytes = :bytes, #versions = :versions, #markers = :markers, #pages = :pages, multipartUploads = :uploads, completedAt = :now, updatedAt = :now REMOVE sweepPk, sweepSk',
       names: {
@@ -224,7 +226,7 @@ export class PlanStore {
     reason: { code: string; message: string },
     now: Date,
   ): Promise<Outcome> {
-    const written = await this.#table.update(keys.plan(plan.tenant, plan.planId), {
+    const written = await this.#table.update(keys.plan(plan.planId), {
       update:
         'SET #state = :to, reason = :reason, completedAt = :now, updatedAt = :now REMOVE sweepPk, sweepSk',
       values: { ':to': PLAN_TRANSITIONS.fail.to, ':reason': reason, ':now': now.toISOString() },
@@ -248,7 +250,7 @@ export class PlanStore {
    * A PENDING plan's write is also a new record on the table's stream, which starts it again.
    */
   async claim(seen: PlanRecord, look: PlanLook, now: Date): Promise<Outcome<PlanRecord>> {
-    const written = await this.#table.update<PlanRecord>(keys.plan(seen.tenant, seen.planId), {
+    const written = await this.#table.update<PlanRecord>(keys.plan(seen.planId), {
       update: 'SET pagesSeen = :pagesSeen, stalls = :stalls, updatedAt = :now, sweepSk = :now',
       names: { '#state': 'state' },
       values: {

@@ -7,8 +7,10 @@ import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { describe, expect, it } from 'vitest';
 import { LetheStack, type LetheStackProps } from '../../cdk/lethe-stack.ts';
-import { allowStatements, allows } from './iam.ts';
+import { keys } from '../../lib/store/index.ts';
+import { allowStatements, allows, resourceMatches } from './iam.ts';
 import {
+  FUNCTION_NAMES,
   getAtt,
   logicalId,
   offlineApp,
@@ -305,6 +307,47 @@ describe('S3 permissions for versioned buckets', () => {
       expect(allows(actions, 's3:GetBucketVersioning')).toBe(expected);
     },
   );
+});
+
+describe('DynamoDB permissions', () => {
+  const { template } = synthesize();
+  const actionsOf = (fn: (typeof FUNCTION_NAMES)[number]) =>
+    allowStatements(template, fn).flatMap((statement) => [statement.Action ?? []].flat());
+
+  it.each(FUNCTION_NAMES)('let the %s neither scan the table nor delete an item of it', (fn) => {
+    // Assess: nothing leaves the table but by TTL
+    const actions = actionsOf(fn);
+    expect(allows(actions, 'dynamodb:Scan')).toBe(false);
+    expect(allows(actions, 'dynamodb:DeleteItem')).toBe(false);
+    expect(allows(actions, 'dynamodb:UpdateItem')).toBe(true);
+  });
+
+  it("let the planner write plans and their chains, and no stream's or deletion's item", () => {
+    // Act
+    const writes = allowStatements(template, 'planner').filter((statement) =>
+      allows([statement.Action ?? []].flat(), 'dynamodb:UpdateItem'),
+    ) as Array<{ Condition?: Record<string, Record<string, string[]>> }>;
+    const partitions = writes.flatMap(
+      (statement) =>
+        statement.Condition?.['ForAllValues:StringLike']?.['dynamodb:LeadingKeys'] ?? [],
+    );
+    const reaches = (pk: string) => partitions.some((pattern) => resourceMatches(pattern, pk));
+
+    // Assess: every grant is bound to plan partitions, which hold exactly the plan's items
+    expect(writes.length).toBeGreaterThan(0);
+    for (const statement of writes) {
+      expect(statement.Condition?.['ForAllValues:StringLike']?.['dynamodb:LeadingKeys']).toEqual(
+        partitions.slice(0, 1),
+      );
+    }
+    const planId = '0b1c2d3e-4f50-4617-8293-a4b5c6d7e8f9';
+    expect(reaches(keys.plan(planId).pk)).toBe(true);
+    expect(reaches(keys.planChain(planId, 'abc').pk)).toBe(true);
+    expect(reaches(keys.stream('acme', 'logs').pk)).toBe(false);
+    expect(reaches(keys.deletion('acme', planId).pk)).toBe(false);
+    expect(reaches(keys.chain(planId, 1, 'abc').pk)).toBe(false);
+    expect(reaches(keys.offboarding('acme').pk)).toBe(false);
+  });
 });
 
 describe('receipt retention', () => {

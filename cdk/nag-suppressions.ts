@@ -28,12 +28,16 @@ export function acknowledgeNagFindings(stack: LetheStack, options: { apiLogging:
     acknowledge(
       fn,
       'IAM5[Resource::*]',
-      'X-Ray PutTraceSegments/PutTelemetryRecords and DynamoDB ListStreams (the dispatcher event source) support no resource-level permissions; nothing else is granted on *.',
+      'X-Ray PutTraceSegments/PutTelemetryRecords and DynamoDB ListStreams (the dispatcher and publisher event sources) support no resource-level permissions; nothing else is granted on *.',
     );
+  }
+  // Every function that reads the table, the publisher (which reads only its stream) excepted.
+  const { publisher: _publisher, ...tableReaders } = stack.functions;
+  for (const fn of Object.values(tableReaders)) {
     acknowledge(
       fn,
       `IAM5[Resource::${arnOf(stack.table)}/index/*]`,
-      "The indexes of Lethe's own table (the sweep index of open deletions); no other table is reachable.",
+      "The indexes of Lethe's own table (the sweep index, a tenant's deletions by age); no other table is reachable, and the planner reaches plan partitions only.",
     );
   }
   for (const fn of [

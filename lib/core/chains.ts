@@ -85,7 +85,7 @@ export function withFirstPage(
     lastPage: page.page,
     ended: next === undefined,
     ...(next ? { cursor: next } : {}),
-    open: { [String(page.page)]: page },
+    open: { [String(page.page)]: { ...page, listedAt: now } },
     startedAt: now,
   };
 }

@@ -203,6 +203,8 @@ export interface PageRecord {
   lastKeyVersions?: string[];
   count: number;
   bytes: number;
+  /** When the page was listed (epoch ms), as its listing was recorded. */
+  listedAt?: number;
 }
 
 export interface KeyFailure {
@@ -232,6 +234,8 @@ export interface ListedObject {
   marker?: boolean;
   /** In a versioned bucket: this is the key's current version (absent otherwise). */
   latest?: true;
+  /** A delete marker's LastModified (epoch ms, to S3's second). */
+  modified?: number;
 }
 
 /**

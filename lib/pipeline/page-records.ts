@@ -1,3 +1,4 @@
+import type { S3Client } from '@aws-sdk/client-s3';
 import {
   type ChainLayout,
   type ChainRecord,
@@ -8,7 +9,9 @@ import {
   type ListedFirstPage,
   type ListedObject,
   type PageRecord,
+  startOf,
 } from '../core/index.ts';
+import { paginateVersionPages } from '../s3/index.ts';
 
 /** The record of a listed page: its range and what it holds (delete markers are not objects). */
 export function pageOf(
@@ -83,4 +86,61 @@ export function assertInside(key: string, chain: Pick<ChainRecord, 'location' | 
       `refusing to touch ${key}: outside the deletion's location ${location}${partitions}`,
     );
   }
+}
+
+/**
+ * What is left to delete of a page listed again (`listed`: from where the page starts), and the
+ * page's record as this attempt counts it: less what an earlier attempt only hid behind delete
+ * markers, when entries of a plain page are gone.
+ */
+export async function leftOfPage(
+  client: S3Client,
+  chain: Pick<ChainRecord, 'bucket' | 'prefix' | 'range' | 'versioned'>,
+  page: PageRecord,
+  listed: ListedObject[],
+): Promise<{ page: PageRecord; remaining: ListedObject[] }> {
+  const remaining = listed.filter((object) => isInPage(object, page));
+  if (chain.versioned || remaining.length >= page.count) return { page, remaining };
+  const hidden = await hiddenByMarkers(client, chain, page);
+  const counted = { count: page.count - hidden.objects, bytes: page.bytes - hidden.bytes };
+  return { page: { ...page, ...counted }, remaining };
+}
+
+/** A marker LastModified (to S3's second) this close before a page's listing may follow it. */
+const MARKER_CLOCK_MS = 1_000;
+
+/**
+ * What of a plain page's count an earlier attempt's delete did not delete but hid behind a
+ * delete marker (the bucket turned versioned after the page was listed): the page's keys whose
+ * current version is a marker laid since the page was listed, over a version, and that
+ * version's bytes. Such a key was not deleted; the versioned round that follows deletes and
+ * counts its versions. A marker from before the listing hid its key from it: never counted.
+ * Read by versions from where the page starts to its last key.
+ */
+export async function hiddenByMarkers(
+  client: S3Client,
+  chain: Pick<ChainRecord, 'bucket' | 'prefix' | 'range'>,
+  page: PageRecord,
+): Promise<{ objects: number; bytes: number }> {
+  const hidden = new Set<string>();
+  const newest = new Map<string, number>();
+  const input = {
+    Bucket: chain.bucket,
+    Prefix: chain.prefix,
+    After: page.after ?? startOf(chain.range),
+  };
+  listing: for await (const listed of paginateVersionPages({ client }, input)) {
+    for (const entry of listed.objects) {
+      if (!isInPage(entry, page)) break listing;
+      const since = (entry.modified ?? Infinity) >= (page.listedAt ?? 0) - MARKER_CLOCK_MS;
+      if (entry.marker && entry.latest && since) hidden.add(entry.key);
+      // S3 lists a key's versions newest first: the first is the one a marker went over.
+      else if (!entry.marker && !newest.has(entry.key)) newest.set(entry.key, entry.size);
+    }
+  }
+  const over = [...hidden].filter((key) => newest.has(key));
+  return {
+    objects: over.length,
+    bytes: over.reduce((sum, key) => sum + (newest.get(key) ?? 0), 0),
+  };
 }

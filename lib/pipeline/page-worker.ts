@@ -19,7 +19,7 @@ import type { KeyBudget } from './budget.ts';
 import type { DeletionFence } from './fence.ts';
 import type { Finalizer } from './finalizer.ts';
 import { ChainPacer, nextSlot, paceRise } from './pace.ts';
-import { assertInside, isInPage, pageOf } from './page-records.ts';
+import { assertInside, leftOfPage, pageOf } from './page-records.ts';
 import type { Chains, Deleter, Deletions, Failures, ObjectStore, WorkSender } from './ports.ts';
 
 export interface PageWorkerOptions {
@@ -190,10 +190,10 @@ export class PageWorker {
     const gate = await this.#pacer.gate(chain, { ...message, handedOn: true });
     if (gate.go === 'later') return { outcome: 'deferred', seconds: gate.seconds };
     const listing = await this.#list(chain, page.after);
-    // Only what is left of this page's own range: entries deleted before the crash are gone.
-    const remaining = listing.objects.filter((object) => isInPage(object, page));
-    for (const object of remaining) assertInside(object.key, chain);
-    return this.#deleteInTurn(chain, page, remaining);
+    // What is left of this page's own range: entries deleted before the crash are gone.
+    const left = await leftOfPage(this.#s3, chain, page, listing.objects);
+    for (const object of left.remaining) assertInside(object.key, chain);
+    return this.#deleteInTurn(chain, left.page, left.remaining);
   }
 
   /**

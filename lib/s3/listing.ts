@@ -109,6 +109,7 @@ export async function* paginateVersionPages(
         versionId: deleteMarker.VersionId ?? 'null',
         marker: true,
         ...(deleteMarker.IsLatest ? { latest: true as const } : {}),
+        ...(deleteMarker.LastModified ? { modified: deleteMarker.LastModified.getTime() } : {}),
       })),
     ];
     // S3 answers versions and delete markers apart: one list, by key (stable within a key).

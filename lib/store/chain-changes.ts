@@ -71,7 +71,7 @@ export const chainChanges = {
         ':page': pageNumber,
         ':ended': next === undefined,
         ...(next ? { ':cursor': next } : {}),
-        ...(page ? { ':record': page } : {}),
+        ...(page ? { ':record': { ...page, listedAt: now } } : {}),
         ...(pageNumber === 0 ? { ':now': now } : {}),
       },
       condition: {

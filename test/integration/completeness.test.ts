@@ -8,6 +8,7 @@ import {
   UploadPartCommand,
 } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { armFailpoint, disarmFailpoints, firedCount } from '../../lib/support/index.ts';
 import { type Cell, prepareCell, waitForEnd } from '../helpers/cells.ts';
 import { type ApiClient, apiClient, parseLocation } from '../helpers/http.ts';
 import { listAll, seedObjects } from '../helpers/s3.ts';
@@ -113,56 +114,75 @@ describe('nothing left behind', () => {
     }
   });
 
-  it("counts exactly when the stack's own bucket turns versioned under Lethe", async () => {
-    // Arrange: a stack of its own, whose bucket it created unversioned (so it never asks per
-    // deletion), switched to versioning after the objects were written: 60 objects, then a
-    // second version of 30 of them, then a delete marker over 12 of those.
-    const own = await startTarget({ settings: { LETHE_PAGE_SIZE: '25' } });
-    try {
-      const ownApi = apiClient(own.baseUrl);
-      const name = tenant();
-      const created = await ownApi.create(name, 'logs');
-      const { bucket, prefix } = parseLocation(String(created.body.location));
-      const keys = Array.from({ length: 60 }, (_, n) => `${prefix}dt=2026-01-0${n % 3}/k${n}.json`);
-      await seedObjects(
-        own.s3,
-        bucket,
-        keys.map((key) => ({ key, body: 'v1' })),
-      );
-      await own.s3.send(
-        new PutBucketVersioningCommand({
-          Bucket: bucket,
-          VersioningConfiguration: { Status: 'Enabled' },
-        }),
-      );
-      await seedObjects(
-        own.s3,
-        bucket,
-        keys.slice(0, 30).map((key) => ({ key, body: 'v2' })),
-      );
-      for (const key of keys.slice(0, 12)) {
-        await own.s3.send(new DeleteObjectCommand({ Bucket: bucket, Key: key }));
+  it.each([
+    { resumed: 'no page', failures: 0 },
+    { resumed: 'pages whose deletes laid markers', failures: 3 },
+  ])(
+    "counts exactly when the stack's own bucket turns versioned under Lethe, $resumed resumed",
+    async ({ failures }) => {
+      // Arrange: a stack of its own, whose bucket it created unversioned (so it never asks per
+      // deletion), switched to versioning after the objects were written: 60 objects, then a
+      // second version of 30 of them, then a delete marker over 12 of those. With failures, the
+      // first pages fail after their delete and before their count: each is listed again, its
+      // keys hidden by the markers its delete laid.
+      const own = await startTarget({ settings: { LETHE_PAGE_SIZE: '25' } });
+      try {
+        const ownApi = apiClient(own.baseUrl);
+        const name = tenant();
+        const created = await ownApi.create(name, 'logs');
+        const { bucket, prefix } = parseLocation(String(created.body.location));
+        const keys = Array.from(
+          { length: 60 },
+          (_, n) => `${prefix}dt=2026-01-0${n % 3}/k${n}.json`,
+        );
+        await seedObjects(
+          own.s3,
+          bucket,
+          keys.map((key) => ({ key, body: 'v1' })),
+        );
+        await own.s3.send(
+          new PutBucketVersioningCommand({
+            Bucket: bucket,
+            VersioningConfiguration: { Status: 'Enabled' },
+          }),
+        );
+        await seedObjects(
+          own.s3,
+          bucket,
+          keys.slice(0, 30).map((key) => ({ key, body: 'v2' })),
+        );
+        for (const key of keys.slice(0, 12)) {
+          await own.s3.send(new DeleteObjectCommand({ Bucket: bucket, Key: key }));
+        }
+        const listed = await own.s3.send(
+          new ListObjectVersionsCommand({ Bucket: bucket, Prefix: prefix }),
+        );
+        expect(listed.Versions ?? []).toHaveLength(90);
+        expect(listed.DeleteMarkers ?? []).toHaveLength(12);
+      // A marker within a second of a page's listing (S3 dates them to the second) may be the
+      // page's own: these 12 are older than that when the deletion lists.
+      await new Promise((resolve) => setTimeout(resolve, 2_000));
+
+        // Act
+        if (failures > 0) armFailpoint('worker.after-delete', 'error', failures);
+        const reply = await ownApi.delete(name, 'logs');
+        const receipt = await waitForEnd(ownApi, name, String(reply.body.deletionId));
+        const fired = firedCount('worker.after-delete');
+        disarmFailpoints();
+
+        // Assess: each of the 90 versions counted once; the markers the first, unversioned
+        // round laid (and the 12 already there) are not objects and are not counted.
+        expect(fired).toBe(failures);
+        expect(receipt).toMatchObject({ state: 'COMPLETED', objectsDeleted: 90 });
+        const after = await own.s3.send(
+          new ListObjectVersionsCommand({ Bucket: bucket, Prefix: prefix }),
+        );
+        expect(after.Versions ?? []).toEqual([]);
+        expect(after.DeleteMarkers ?? []).toEqual([]);
+      } finally {
+        disarmFailpoints();
+        await own.stop();
       }
-      const listed = await own.s3.send(
-        new ListObjectVersionsCommand({ Bucket: bucket, Prefix: prefix }),
-      );
-      expect(listed.Versions ?? []).toHaveLength(90);
-      expect(listed.DeleteMarkers ?? []).toHaveLength(12);
-
-      // Act
-      const reply = await ownApi.delete(name, 'logs');
-      const receipt = await waitForEnd(ownApi, name, String(reply.body.deletionId));
-
-      // Assess: each of the 90 versions counted once; the markers the first, unversioned
-      // round laid (and the 12 already there) are not objects and are not counted.
-      expect(receipt).toMatchObject({ state: 'COMPLETED', objectsDeleted: 90 });
-      const after = await own.s3.send(
-        new ListObjectVersionsCommand({ Bucket: bucket, Prefix: prefix }),
-      );
-      expect(after.Versions ?? []).toEqual([]);
-      expect(after.DeleteMarkers ?? []).toEqual([]);
-    } finally {
-      await own.stop();
-    }
-  });
+    },
+  );
 });

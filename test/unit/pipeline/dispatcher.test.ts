@@ -317,7 +317,8 @@ describe('Dispatcher.dispatch, a PENDING deletion', () => {
     ]);
     expect(pages.deleteListed).toHaveBeenCalledExactlyOnceWith(
       expect.objectContaining({ chainId: chainIdOf(day(1)), lastPage: 0 }),
-      firstPage.page,
+      // As the chain holds it: with when it was listed.
+      { ...firstPage.page, listedAt: expect.any(Number) },
       [{ key: `${day(1)}part-0.json`, size: 3 }],
     );
     expect(outcome).toEqual({

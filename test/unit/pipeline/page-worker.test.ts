@@ -156,6 +156,8 @@ function worker(
 
 beforeEach(() => {
   s3.reset();
+  // An unversioned bucket: a page listed again finds no version and no delete marker.
+  s3.on(ListObjectVersionsCommand).resolves({});
 });
 
 describe.each<[string, () => ReturnType<typeof worker>]>([
@@ -962,6 +964,91 @@ describe('PageWorker.handle, a redelivered page', () => {
     // Assess
     expect(chains.recordListing).not.toHaveBeenCalled();
     expect(deleter.deletePage).toHaveBeenCalledExactlyOnceWith(BUCKET, [b, c]);
+  });
+
+  it('counts no key an earlier attempt only hid behind a delete marker (the bucket turned versioned since)', async () => {
+    // Prepare: a and b got markers over their versions; c is left; d is past the page
+    const { pageWorker, chains, deleter } = worker(listedAlready);
+    listing([c, d], true);
+    s3.on(ListObjectVersionsCommand).resolves({
+      Versions: [
+        { Key: a.key, VersionId: 'a1', Size: a.size, IsLatest: false },
+        { Key: b.key, VersionId: 'b1', Size: b.size, IsLatest: false },
+        { Key: c.key, VersionId: 'null', Size: c.size, IsLatest: true },
+        { Key: d.key, VersionId: 'null', Size: d.size, IsLatest: true },
+      ],
+      DeleteMarkers: [
+        { Key: a.key, VersionId: 'a2', IsLatest: true },
+        { Key: b.key, VersionId: 'b2', IsLatest: true },
+      ],
+      IsTruncated: false,
+    });
+
+    // Act
+    await pageWorker.handle(page(0));
+
+    // Assess: c deleted and counted; a and b left to the versioned round, which counts them
+    expect(deleter.deletePage).toHaveBeenCalledExactlyOnceWith(BUCKET, [c]);
+    expect(s3.commandCalls(ListObjectVersionsCommand)[0]?.args[0].input).toMatchObject({
+      Prefix: chainPrefix,
+    });
+    expect(chains.completePage).toHaveBeenCalledExactlyOnceWith(
+      expect.anything(),
+      expect.objectContaining({ page: 0 }),
+      { objects: 1, bytes: c.size, failed: 0 },
+      undefined,
+    );
+  });
+
+  it('takes no marker from before the page was listed for one of its own (that key was never counted)', async () => {
+    // Prepare: b was behind a marker when the page was listed (a and c counted); a got one since
+    const listedAt = Date.parse('2026-03-01T12:00:00.000Z');
+    const recordedTwo = aPage({ page: 0, lastKey: c.key, count: 2, bytes: 40, listedAt });
+    const { pageWorker, chains } = worker(
+      aChain({ lastPage: 0, cursor: { key: c.key }, open: { '0': recordedTwo } }),
+    );
+    listing([c, d], true);
+    s3.on(ListObjectVersionsCommand).resolves({
+      Versions: [
+        { Key: a.key, VersionId: 'a1', Size: a.size, IsLatest: false },
+        { Key: b.key, VersionId: 'b1', Size: b.size, IsLatest: false },
+        { Key: c.key, VersionId: 'null', Size: c.size, IsLatest: true },
+      ],
+      DeleteMarkers: [
+        { Key: a.key, VersionId: 'a2', IsLatest: true, LastModified: new Date(listedAt + 4_000) },
+        { Key: b.key, VersionId: 'b2', IsLatest: true, LastModified: new Date(listedAt - 60_000) },
+      ],
+      IsTruncated: false,
+    });
+
+    // Act
+    await pageWorker.handle(page(0));
+
+    // Assess: only a's marker is this deletion's
+    expect(chains.completePage.mock.calls[0]?.[2]).toEqual({
+      objects: 1,
+      bytes: c.size,
+      failed: 0,
+    });
+  });
+
+  it('counts the keys gone from a page of an unversioned bucket as deleted, and lists versions only then', async () => {
+    // Prepare
+    const { pageWorker, chains } = worker(listedAlready);
+    listing([c, d], true);
+
+    // Act
+    await pageWorker.handle(page(0));
+    const gone = s3.commandCalls(ListObjectVersionsCommand).length;
+    s3.resetHistory();
+    s3.on(ListObjectVersionsCommand).resolves({});
+    listing([a, b, c, d], true);
+    await worker(listedAlready).pageWorker.handle(page(0));
+
+    // Assess
+    expect(chains.completePage.mock.calls[0]?.[2]).toEqual({ objects: 3, bytes: 60, failed: 0 });
+    expect(gone).toBe(1);
+    expect(s3.commandCalls(ListObjectVersionsCommand)).toHaveLength(0);
   });
 
   it('lists its range again from where the page started', async () => {

@@ -159,9 +159,9 @@ describe('nothing left behind', () => {
         );
         expect(listed.Versions ?? []).toHaveLength(90);
         expect(listed.DeleteMarkers ?? []).toHaveLength(12);
-      // A marker within a second of a page's listing (S3 dates them to the second) may be the
-      // page's own: these 12 are older than that when the deletion lists.
-      await new Promise((resolve) => setTimeout(resolve, 2_000));
+        // A marker within a second of a page's listing (S3 dates them to the second) may be the
+        // page's own: these 12 are older than that when the deletion lists.
+        await new Promise((resolve) => setTimeout(resolve, 2_000));
 
         // Act
         if (failures > 0) armFailpoint('worker.after-delete', 'error', failures);

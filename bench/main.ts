@@ -36,6 +36,9 @@ import {
 } from './throughput.ts';
 import { QueueTimeline } from './timeline.ts';
 
+// The SDK's notice about future Node.js versions would print from every client, as under `npm start`.
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+
 const started = performance.now();
 const log = (message: string) =>
   console.error(

@@ -35,6 +35,7 @@ import {
 import {
   CreateQueueCommand,
   DeleteMessageBatchCommand,
+  DeleteMessageCommand,
   ReceiveMessageCommand,
   SendMessageBatchCommand,
   SendMessageCommand,
@@ -633,19 +634,36 @@ describe('patch sqs-receive-lock: one receive at a time per queue, woken when a 
       new CreateQueueCommand({ QueueName: `fixes-delayed-${run}` }),
     );
     // The message is sent 0.1 s into the poll: moto's poll, woken each second from its start,
-    // would see it only at 3 s, 0.9 s after its 2 s delay ended.
-    const polled = Date.now();
-    const receiving = sqs.send(
-      new ReceiveMessageCommand({ QueueUrl, MaxNumberOfMessages: 1, WaitTimeSeconds: 10 }),
-    );
-    await sleep(100);
-    const sent = Date.now();
-    await sqs.send(new SendMessageCommand({ QueueUrl, MessageBody: 'late?', DelaySeconds: 2 }));
-    const { Messages = [] } = await receiving;
-    const late = Date.now() - (sent + 2000);
+    // would see it only at 3 s, 0.9 s after its 2 s delay ended, every time. A shared machine
+    // may stall any one try, so the best of three is taken.
+    const tries: { body: string[]; sentAfter: number; late: number }[] = [];
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const polled = Date.now();
+      const receiving = sqs.send(
+        new ReceiveMessageCommand({ QueueUrl, MaxNumberOfMessages: 1, WaitTimeSeconds: 10 }),
+      );
+      await sleep(100);
+      const sent = Date.now();
+      const body = `late? ${attempt}`;
+      await sqs.send(new SendMessageCommand({ QueueUrl, MessageBody: body, DelaySeconds: 2 }));
+      const { Messages = [] } = await receiving;
+      const late = Date.now() - (sent + 2000);
+      for (const message of Messages) {
+        await sqs.send(
+          new DeleteMessageCommand({ QueueUrl, ReceiptHandle: message.ReceiptHandle }),
+        );
+      }
+      tries.push({
+        body: Messages.map((message) => message.Body ?? ''),
+        sentAfter: sent - polled,
+        late,
+      });
+      if (late < 500 && sent - polled < 500) break;
+    }
+    const best = tries.reduce((a, b) => (b.late < a.late ? b : a));
 
-    expect(Messages.map((message) => message.Body)).toEqual(['late?']);
-    expect(sent - polled).toBeLessThan(500);
-    expect(late).toBeLessThan(500);
+    for (const [attempt, { body }] of tries.entries()) expect(body).toEqual([`late? ${attempt}`]);
+    expect(best.sentAfter).toBeLessThan(500);
+    expect(best.late).toBeLessThan(500);
   });
 });

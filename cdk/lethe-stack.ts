@@ -179,15 +179,13 @@ export class LetheStack extends Stack {
       dataKeys,
       ...(props.workerConcurrency ? { concurrency: props.workerConcurrency } : {}),
     });
-    // Every function that reads the table sees the same layout settings.
-    this.plans.planner
-      .configure('dataRoot', dataRoot)
-      .configure('receiptRetentionDays', receiptRetentionDays);
-    for (const setting of SHARED_SETTINGS) {
-      const value = props[setting];
-      if (value === undefined) continue;
-      for (const fn of [api, dispatcher, worker, sweeper, this.plans.planner])
-        fn.configure(setting, value);
+    // Every function that reads the table sees the same layout and settings.
+    for (const fn of [api, dispatcher, worker, sweeper, this.plans.planner]) {
+      fn.configure('dataRoot', dataRoot).configure('receiptRetentionDays', receiptRetentionDays);
+      for (const setting of SHARED_SETTINGS) {
+        const value = props[setting];
+        if (value !== undefined) fn.configure(setting, value);
+      }
     }
     this.functions = {
       api,
@@ -214,10 +212,10 @@ export class LetheStack extends Stack {
       this.certificateKey.grantSign(f),
     );
     for (const fn of all) {
-      fn.bind('tableName', this.table.tableName, (f) => grantTableUse(f, this.table))
-        .configure('bucket', this.bucket.bucketName)
-        .configure('dataRoot', dataRoot)
-        .configure('receiptRetentionDays', receiptRetentionDays);
+      fn.bind('tableName', this.table.tableName, (f) => grantTableUse(f, this.table)).configure(
+        'bucket',
+        this.bucket.bucketName,
+      );
     }
     for (const fn of [dispatcher, worker, sweeper]) {
       fn.bind('queueUrl', this.workQueue.queueUrl, (f) => {

@@ -117,7 +117,7 @@ const MARKER_CLOCK_MS = 1_000;
  * counts its versions. A marker from before the listing hid its key from it: never counted.
  * Read by versions from where the page starts to its last key.
  */
-export async function hiddenByMarkers(
+async function hiddenByMarkers(
   client: S3Client,
   chain: Pick<ChainRecord, 'bucket' | 'prefix' | 'range'>,
   page: PageRecord,
@@ -132,10 +132,13 @@ export async function hiddenByMarkers(
   listing: for await (const listed of paginateVersionPages({ client }, input)) {
     for (const entry of listed.objects) {
       if (!isInPage(entry, page)) break listing;
+      if (!entry.marker) {
+        // S3 lists a key's versions newest first: the first is the one a marker went over.
+        if (!newest.has(entry.key)) newest.set(entry.key, entry.size);
+        continue;
+      }
       const since = (entry.modified ?? Infinity) >= (page.listedAt ?? 0) - MARKER_CLOCK_MS;
-      if (entry.marker && entry.latest && since) hidden.add(entry.key);
-      // S3 lists a key's versions newest first: the first is the one a marker went over.
-      else if (!entry.marker && !newest.has(entry.key)) newest.set(entry.key, entry.size);
+      if (entry.latest && since) hidden.add(entry.key);
     }
   }
   const over = [...hidden].filter((key) => newest.has(key));

@@ -263,7 +263,7 @@ export class ChainStore {
       this.#deletions.roundChains(chain, 'settled'),
     ]);
     if (result.ok) return ok(undefined);
-    return result.failedIndex === 0 ? duplicate() : fenced();
+    return result.failed.includes(0) ? duplicate() : fenced();
   }
 
   /** What a deletion deleted so far: every chain of every round, read at once. */

@@ -179,7 +179,7 @@ export class PlanStore {
       }),
     ]);
     if (result.ok) return ok(undefined);
-    return result.failedIndex === 0 ? duplicate() : fenced();
+    return result.failed.includes(0) ? duplicate() : fenced();
   }
 
   /** Every chain's counts, summed. */

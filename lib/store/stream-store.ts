@@ -113,7 +113,7 @@ export class StreamStore {
       this.#table.putItem({ ...key, ...record }, free),
     ]);
     if (result.ok) return { ok: true as const, item: record };
-    if (result.failedIndex === 0) return 'offboarding' as const;
+    if (result.failed.includes(0)) return 'offboarding' as const;
     return { ok: false as const, old: result.old as StreamRecord | undefined };
   }
 

@@ -40,12 +40,10 @@ export interface Change {
 export type Written<T> = { ok: true; item: T } | { ok: false; old: T | undefined };
 
 /**
- * A transaction's result: committed, or the index of the first item whose condition failed
- * (and of every one: DynamoDB checks them all), with the item that first one saw.
+ * A transaction's result: committed, or the indexes of the items whose condition failed, in
+ * order (DynamoDB checks them all), with the item the first of them saw.
  */
-export type Transacted =
-  | { ok: true }
-  | { ok: false; failedIndex: number; failed: number[]; old?: unknown };
+export type Transacted = { ok: true } | { ok: false; failed: number[]; old?: unknown };
 
 const nonEmpty = <T extends object>(value: T | undefined) =>
   value && Object.keys(value).length > 0 ? value : undefined;
@@ -67,10 +65,9 @@ function cancellationOf(error: unknown) {
   const failed = reasons.flatMap((reason, index) =>
     reason.Code === 'ConditionalCheckFailed' ? [index] : [],
   );
-  const failedIndex = failed[0] ?? -1;
-  const item = failedIndex >= 0 ? reasons[failedIndex]?.Item : undefined;
+  const first = failed[0];
+  const item = first === undefined ? undefined : reasons[first]?.Item;
   return {
-    failedIndex,
     failed,
     ...(item ? { old: recordOf(unmarshall(item)) } : {}),
     conflict: reasons.some(
@@ -193,9 +190,9 @@ export class Table {
       } catch (error) {
         const cancellation = cancellationOf(error);
         if (!cancellation) throw error;
-        if (cancellation.failedIndex >= 0) {
-          const { failedIndex, failed, old } = cancellation;
-          return { done: true, value: { ok: false, failedIndex, failed, old } as Transacted };
+        if (cancellation.failed.length > 0) {
+          const { failed, old } = cancellation;
+          return { done: true, value: { ok: false, failed, old } as Transacted };
         }
         if (!cancellation.conflict) throw error;
         return { done: false, why: 'transaction conflicts' };

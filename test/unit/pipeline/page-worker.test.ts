@@ -50,17 +50,37 @@ const listing = (objects: ListedObject[], truncated: boolean) =>
   });
 
 /** S3 answers every versioned listing of the chain with these versions (and delete markers). */
-const versionListing = (entries: ListedObject[], next?: { key: string; versionId: string }) =>
-  s3.on(ListObjectVersionsCommand).resolves({
+const versionListing = (entries: ListedObject[], next?: { key: string; versionId: string }) => {
+  // Whether it is current, and a marker's date, only when the entry says.
+  const state = (entry: ListedObject) => ({
+    ...(entry.latest !== undefined ? { IsLatest: entry.latest } : {}),
+    ...(entry.modified !== undefined ? { LastModified: new Date(entry.modified) } : {}),
+  });
+  return s3.on(ListObjectVersionsCommand).resolves({
     Versions: entries
       .filter((entry) => !entry.marker)
-      .map((entry) => ({ Key: entry.key, Size: entry.size, VersionId: entry.versionId })),
+      .map((entry) => ({
+        Key: entry.key,
+        Size: entry.size,
+        VersionId: entry.versionId,
+        ...state(entry),
+      })),
     DeleteMarkers: entries
       .filter((entry) => entry.marker)
-      .map((entry) => ({ Key: entry.key, VersionId: entry.versionId })),
+      .map((entry) => ({ Key: entry.key, VersionId: entry.versionId, ...state(entry) })),
     IsTruncated: next !== undefined,
     ...(next ? { NextKeyMarker: next.key, NextVersionIdMarker: next.versionId } : {}),
   });
+};
+/** A delete marker over `listed`, current, laid at `modified` (epoch ms) when given. */
+const markerOver = (listed: ListedObject, versionId: string, modified?: number): ListedObject => ({
+  key: listed.key,
+  size: 0,
+  versionId,
+  marker: true,
+  latest: true,
+  ...(modified !== undefined ? { modified } : {}),
+});
 
 /** The chain as the store writes it when a listing is recorded. */
 function listed(
@@ -970,19 +990,14 @@ describe('PageWorker.handle, a redelivered page', () => {
     // Prepare: a and b got markers over their versions; c is left; d is past the page
     const { pageWorker, chains, deleter } = worker(listedAlready);
     listing([c, d], true);
-    s3.on(ListObjectVersionsCommand).resolves({
-      Versions: [
-        { Key: a.key, VersionId: 'a1', Size: a.size, IsLatest: false },
-        { Key: b.key, VersionId: 'b1', Size: b.size, IsLatest: false },
-        { Key: c.key, VersionId: 'null', Size: c.size, IsLatest: true },
-        { Key: d.key, VersionId: 'null', Size: d.size, IsLatest: true },
-      ],
-      DeleteMarkers: [
-        { Key: a.key, VersionId: 'a2', IsLatest: true },
-        { Key: b.key, VersionId: 'b2', IsLatest: true },
-      ],
-      IsTruncated: false,
-    });
+    versionListing([
+      version(a, 'a1'),
+      version(b, 'b1'),
+      { ...version(c, 'null'), latest: true },
+      { ...version(d, 'null'), latest: true },
+      markerOver(a, 'a2'),
+      markerOver(b, 'b2'),
+    ]);
 
     // Act
     await pageWorker.handle(page(0));
@@ -1008,18 +1023,13 @@ describe('PageWorker.handle, a redelivered page', () => {
       aChain({ lastPage: 0, cursor: { key: c.key }, open: { '0': recordedTwo } }),
     );
     listing([c, d], true);
-    s3.on(ListObjectVersionsCommand).resolves({
-      Versions: [
-        { Key: a.key, VersionId: 'a1', Size: a.size, IsLatest: false },
-        { Key: b.key, VersionId: 'b1', Size: b.size, IsLatest: false },
-        { Key: c.key, VersionId: 'null', Size: c.size, IsLatest: true },
-      ],
-      DeleteMarkers: [
-        { Key: a.key, VersionId: 'a2', IsLatest: true, LastModified: new Date(listedAt + 4_000) },
-        { Key: b.key, VersionId: 'b2', IsLatest: true, LastModified: new Date(listedAt - 60_000) },
-      ],
-      IsTruncated: false,
-    });
+    versionListing([
+      version(a, 'a1'),
+      version(b, 'b1'),
+      { ...version(c, 'null'), latest: true },
+      markerOver(a, 'a2', listedAt + 4_000),
+      markerOver(b, 'b2', listedAt - 60_000),
+    ]);
 
     // Act
     await pageWorker.handle(page(0));

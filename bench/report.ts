@@ -493,7 +493,7 @@ function shapesSection(results: Results): string[] {
   return [
     '## Shapes',
     '',
-    `The same ${n(shapes.narrow.objectsPerStream * shapes.narrow.streams)} objects deleted three ways on the stack of the last throughput run, each shape seeded first and every DELETE sent at once, timed from the first DELETE sent to the last deletion's \`completedAt\` (the stack's clock, this machine), all of them watched with one query of the tenant's list index a poll. Time should follow the work (pages, objects), not the shape: a chain and a deletion each cost bookkeeping of their own, which is what the wide and many shapes weigh (small partitions are taken in runs of about a page, so the wide stream has few chains; each of the many streams is a deletion of its own). The fewer shape is ten of the many streams, deleted at once: many over fewer says whether a deletion's time grows with the number under way (linear: 4x the deletions, at most 4x the time) or faster.`,
+    `The same ${n(shapes.narrow.objectsPerStream * shapes.narrow.streams)} objects deleted three ways on the stack of the last throughput run, each shape seeded first and every DELETE sent at once, timed from the first DELETE sent to the last deletion's \`completedAt\` (the stack's clock, this machine)${shapes.narrow.runs ? `, ${n(shapes.narrow.runs.length)} runs of each shape taken in turn, the median reported` : ''}, all of them watched with one query of the tenant's list index a poll. Time should follow the work (pages, objects), not the shape: a chain and a deletion each cost bookkeeping of their own, which is what the wide and many shapes weigh (small partitions are taken in runs of about a page, so the wide stream has few chains; each of the many streams is a deletion of its own). The fewer shape is ten of the many streams, deleted at once: many over fewer says whether a deletion's time grows with the number under way (linear: 4x the deletions, at most 4x the time) or faster.`,
     '',
     table(
       [
@@ -502,6 +502,7 @@ function shapesSection(results: Results): string[] {
         'objects each',
         'partitions each',
         'seconds',
+        'runs (s)',
         'objects/s',
         'over narrow',
       ],
@@ -512,6 +513,7 @@ function shapesSection(results: Results): string[] {
           n(run.objectsPerStream),
           n(run.partitions),
           n(run.seconds, 1),
+          run.runs ? run.runs.map((seconds) => n(seconds, 1)).join(', ') : '',
           n(run.objectsPerSecond),
           `${n(run.seconds / shapes.narrow.seconds, 2)}x`,
         ],

@@ -2,6 +2,7 @@ import { parseLocation } from '../test/helpers/http.ts';
 import { type StackContext, TENANT } from './context.ts';
 import { letheDelete } from './deleters.ts';
 import type { SeedObject } from './seeding.ts';
+import { percentile } from './stats.ts';
 
 /** One shape of the same work: `streams` streams of `objects` each over `partitions`. */
 export interface ShapeRun {
@@ -9,9 +10,14 @@ export interface ShapeRun {
   streams: number;
   objectsPerStream: number;
   partitions: number;
-  /** First DELETE sent to the last deletion's `completedAt` (the stack's clock, this machine). */
+  /**
+   * First DELETE sent to the last deletion's `completedAt` (the stack's clock, this machine):
+   * the median of `runs`.
+   */
   seconds: number;
   objectsPerSecond: number;
+  /** Each run's seconds, in the order run (absent in results older than 2026-12-03). */
+  runs?: number[];
 }
 
 export interface PlanBesideDeletion {
@@ -48,6 +54,8 @@ export const SHAPES = {
   manyStreams: 40,
   fewerStreams: 10,
   manyPartitions: 3,
+  /** Runs of each shape, taken in turn (narrow, wide, many, fewer, then again): medians. */
+  repeats: 3,
 };
 
 /** The shapes' streams have a tenant of their own, so watching them reads only theirs. */
@@ -83,8 +91,9 @@ async function shape(
   streams: number,
   objects: number,
   partitions: number,
+  run = 0,
 ): Promise<ShapeRun> {
-  const names = Array.from({ length: streams }, (_, index) => `shape-${name}-${index}`);
+  const names = Array.from({ length: streams }, (_, index) => `shape-${name}-${run}-${index}`);
   for (const stream of names) {
     await seeded(context, stream, objects / streams, partitions, SHAPES_TENANT);
   }
@@ -102,7 +111,9 @@ async function shape(
   const seconds = (last - started) / 1000;
   const deleted = records.reduce((sum, record) => sum + record.objectsDeleted, 0);
   if (deleted !== objects) throw new Error(`${name}: deleted ${deleted} of ${objects} objects`);
-  context.log(`shape ${name}: ${objects} objects, ${streams} streams: ${seconds.toFixed(1)} s`);
+  context.log(
+    `shape ${name} (run ${run + 1}): ${objects} objects, ${streams} streams: ${seconds.toFixed(1)} s`,
+  );
   return {
     shape: name,
     streams,
@@ -145,19 +156,50 @@ async function planBesideDeletion(context: StackContext): Promise<PlanBesideDele
   };
 }
 
+/** The run of median seconds among one shape's runs, with every run's seconds beside it. */
+export function medianRun(runs: readonly ShapeRun[]): ShapeRun {
+  const first = runs[0];
+  if (!first) throw new Error('a shape needs at least one run');
+  const seconds = percentile(
+    runs.map((run) => run.seconds),
+    50,
+  );
+  const objects = first.streams * first.objectsPerStream;
+  return {
+    ...first,
+    seconds,
+    objectsPerSecond: objects / seconds,
+    runs: runs.map((run) => run.seconds),
+  };
+}
+
 /**
  * The same 1,200 objects deleted in three shapes: one stream of 4 partitions, one of 150, and
  * 40 streams deleted at once; 10 of those streams at once, to see how many's time grows with
- * its deletions; then a plan of the throughput layout beside its deletion.
+ * its deletions; then a plan of the throughput layout beside its deletion. Each shape runs
+ * `SHAPES.repeats` times, the shapes in turn, and reports its median: a shape takes about a
+ * second here, where a shared machine's stall moves one run by half of that.
  */
 export async function measureShapes(context: StackContext): Promise<Shapes> {
   const { objects, narrowPartitions, widePartitions, manyPartitions } = SHAPES;
-  const { manyStreams, fewerStreams } = SHAPES;
-  const narrow = await shape(context, 'narrow', 1, objects, narrowPartitions);
-  const wide = await shape(context, 'wide', 1, objects, widePartitions);
-  const many = await shape(context, 'many', manyStreams, objects, manyPartitions);
+  const { manyStreams, fewerStreams, repeats } = SHAPES;
   const fewerObjects = (objects / manyStreams) * fewerStreams;
-  const fewer = await shape(context, 'fewer', fewerStreams, fewerObjects, manyPartitions);
+  const runs: Record<'narrow' | 'wide' | 'many' | 'fewer', ShapeRun[]> = {
+    narrow: [],
+    wide: [],
+    many: [],
+    fewer: [],
+  };
+  for (let run = 0; run < repeats; run++) {
+    runs.narrow.push(await shape(context, 'narrow', 1, objects, narrowPartitions, run));
+    runs.wide.push(await shape(context, 'wide', 1, objects, widePartitions, run));
+    runs.many.push(await shape(context, 'many', manyStreams, objects, manyPartitions, run));
+    runs.fewer.push(await shape(context, 'fewer', fewerStreams, fewerObjects, manyPartitions, run));
+  }
+  const narrow = medianRun(runs.narrow);
+  const wide = medianRun(runs.wide);
+  const many = medianRun(runs.many);
+  const fewer = medianRun(runs.fewer);
   const plan = await planBesideDeletion(context);
   return {
     narrow,

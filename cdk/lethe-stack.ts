@@ -80,6 +80,10 @@ const SHARED_SETTINGS = [
   'maxEventsBytes',
   'retryAfterSeconds',
   'offboardingPageSize',
+  // The sweepers' threshold, and the heartbeat of every page worker (the dispatcher deletes
+  // a deletion's first page itself) and offboarding fan-out (api, dispatcher, sweeper).
+  'staleAfterSeconds',
+  'maxAttempts',
 ] as const satisfies ReadonlyArray<keyof LetheStackProps & keyof LetheConfig>;
 
 const WORKER_TIMEOUT = Duration.seconds(60);
@@ -225,14 +229,6 @@ export class LetheStack extends Stack {
     }
     // Least privilege on stream data: only the api writes objects, only the worker deletes them.
     grantDataAccess({ api, dispatcher, worker, sweeper }, this.bucket, dataKeys, !props.bucketName);
-    // The worker marks progress at a third of the sweeper's threshold.
-    for (const fn of [sweeper, worker]) {
-      fn.configure(
-        'staleAfterSeconds',
-        props.staleAfterSeconds ?? DEFAULTS.staleAfterSeconds,
-      ).configure('maxAttempts', props.maxAttempts ?? DEFAULTS.maxAttempts);
-    }
-
     workFrom(worker, this.workQueue, props.workerConcurrency ?? 20);
     dispatchFrom(dispatcher, this.table, this.dispatchFailures);
     sweepEvery(this, sweeper, sweepInterval);

@@ -104,6 +104,8 @@ describe('settings every function reads alike', () => {
     maxEventsBytes: 2_097_152,
     retryAfterSeconds: 10,
     offboardingPageSize: 50,
+    staleAfterSeconds: 120,
+    maxAttempts: 3,
   } as const;
   const configured = synthesize(settings);
   const defaults = synthesize();

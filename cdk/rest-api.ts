@@ -69,6 +69,10 @@ export function letheRestApi(scope: Construct, id: string, props: LetheRestApiPr
         : {}),
     },
     defaultMethodOptions: { authorizationType: AuthorizationType.IAM },
+    // Every request body reaches the function as the bytes sent (base64), whatever its
+    // Content-Type: events are stored exactly, and a body that is not UTF-8 is refused, not
+    // mended. Answers are text (isBase64Encoded false) and pass through unchanged.
+    binaryMediaTypes: ['*/*'],
   });
   const errorBody = {
     'application/json':

@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import {
   assertValidName,
   BadRequestError,
@@ -115,10 +116,31 @@ export function nestingOf(json: Buffer): number {
   return deepest;
 }
 
+/**
+ * The body as text, refused unless it is UTF-8 as JSON must be (RFC 8259): a lenient decoding
+ * would put U+FFFD where the bytes were and store something the user did not send.
+ */
+export function jsonTextOf(body: Buffer): string {
+  const text = body.toString('utf8');
+  if (isUtf8(body)) return text;
+  const at = firstDifference(body, Buffer.from(text, 'utf8'));
+  throw new BadRequestError(
+    'InvalidJson',
+    `the body is not UTF-8 text, as JSON must be: invalid UTF-8 at byte offset ${at} (0x${body[at]?.toString(16).padStart(2, '0')})`,
+  );
+}
+
+const firstDifference = (a: Buffer, b: Buffer) => {
+  let index = 0;
+  while (index < a.length && a[index] === b[index]) index++;
+  return index;
+};
+
 export function eventsOf(body: Buffer): unknown[] {
+  const text = jsonTextOf(body);
   let events: unknown;
   try {
-    events = JSON.parse(body.toString('utf8'));
+    events = JSON.parse(text);
   } catch (error) {
     throw new BadRequestError('InvalidJson', invalidJsonMessage(body, error));
   }

@@ -72,11 +72,12 @@ export function streamOperations(options: StreamOperationsOptions) {
       if (request.body.length > maxEventsBytes) {
         throw new PayloadTooLargeError(`events body is larger than ${maxEventsBytes} bytes`);
       }
+      // Checked, counted, and stored as they were sent.
       const events = eventsOf(request.body);
       const admitted = await streams.admitIngest(tenant, name);
       let key: string;
       try {
-        key = await writer.write(admitted, events);
+        key = await writer.write(admitted, request.body);
       } finally {
         await streams.releaseIngest(admitted);
       }

@@ -80,8 +80,9 @@ export function createHttpServer({ resources, invoke, log, onRequest }: HttpServ
       multiValueQueryStringParameters: url.searchParams.size > 0 ? multiQuery : null,
       pathParameters: match?.pathParameters ?? null,
       stageVariables: null,
-      body: body.length > 0 ? body.toString('utf8') : null,
-      isBase64Encoded: false,
+      // As the deployed API passes every body (binary media types */*): the bytes, exactly.
+      body: body.length > 0 ? body.toString('base64') : null,
+      isBase64Encoded: body.length > 0,
       requestContext: {
         requestId: randomUUID(),
         httpMethod: method,

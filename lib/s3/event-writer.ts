@@ -10,7 +10,11 @@ export interface EventWriterOptions {
   readonly newId?: () => string;
 }
 
-/** Writes one batch of events as one object under the stream's location, by date. */
+/**
+ * Writes one batch of events as one object under the stream's location, by date: the bytes the
+ * user sent, as they were checked. Parsed and written out again, JSON loses what a parser
+ * cannot hold (digits of a large integer, 1e400, -0, a repeated name's first value).
+ */
 export class EventWriter {
   readonly #client: S3Client;
   readonly #timeoutMs: number;
@@ -24,7 +28,7 @@ export class EventWriter {
     this.#newId = options.newId ?? randomUUID;
   }
 
-  async write(stream: StreamRecord, events: unknown[]): Promise<string> {
+  async write(stream: StreamRecord, events: Uint8Array): Promise<string> {
     const now = this.#clock.now();
     const stamp = now.toISOString().replace(/[-:.]/g, '');
     const key = `${stream.prefix}dt=${now.toISOString().slice(0, 10)}/${stamp}-${this.#newId()}.json`;
@@ -32,7 +36,7 @@ export class EventWriter {
       new PutObjectCommand({
         Bucket: stream.bucket,
         Key: key,
-        Body: JSON.stringify(events),
+        Body: events,
         ContentType: 'application/json',
       }),
       { abortSignal: AbortSignal.timeout(this.#timeoutMs) },

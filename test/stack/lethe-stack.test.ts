@@ -324,6 +324,13 @@ describe('REST API', () => {
     // Assess
     expect([...routes].sort()).toEqual([...expected].sort());
   });
+
+  it('passes every request body to the function as the bytes sent (binary media types */*)', () => {
+    // Assess: without it, API Gateway hands the function a UTF-8 string, bad bytes mended
+    defaults.template.hasResourceProperties('AWS::ApiGateway::RestApi', {
+      BinaryMediaTypes: ['*/*'],
+    });
+  });
 });
 
 describe('least privilege', () => {

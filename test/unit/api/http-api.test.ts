@@ -412,7 +412,68 @@ describe('createHttpApi, ingest', () => {
 
     // Assess
     expect(streams.admitIngest).toHaveBeenCalledExactlyOnceWith('acme', 'logs');
-    expect(writer.write).toHaveBeenCalledExactlyOnceWith(admitted, [1, 2, 3]);
+    expect(writer.write).toHaveBeenCalledExactlyOnceWith(admitted, Buffer.from('[1,2,3]'));
+  });
+
+  it('stores the bytes sent, not the events parsed and written out again', async () => {
+    // Prepare: values a JSON parser cannot hold, and a body that is not compact
+    const { handler, writer } = api();
+    const sent = Buffer.from('[ {"n":12345678901234567890,"x":1e400,"z":-0,"a":1,"a":2}]\n');
+
+    // Act
+    const { response } = await handler({
+      ...apiEvent(ingest('')),
+      body: sent.toString('base64'),
+      isBase64Encoded: true,
+    });
+
+    // Assess
+    expect(response.statusCode).toBe(201);
+    expect(Buffer.from(writer.write.mock.calls[0]?.[1] ?? [])).toEqual(sent);
+  });
+
+  it.each([
+    ['a Latin-1 é', Buffer.from('[{"msg":"caf\xe9"}]', 'latin1'), 12, 'e9'],
+    ['a lone continuation byte', Buffer.from([0x5b, 0x22, 0x80, 0x22, 0x5d]), 2, '80'],
+    ['a character cut short', Buffer.from([0x5b, 0x22, 0xe2, 0x82, 0x22, 0x5d]), 2, 'e2'],
+  ])(
+    'refuses a body that is not UTF-8 (%s), saying where, and stores nothing',
+    async (_, sent, at, byte) => {
+      // Prepare
+      const { handler, streams, writer } = api();
+
+      // Act
+      const { response } = await handler({
+        ...apiEvent(ingest('')),
+        body: sent.toString('base64'),
+        isBase64Encoded: true,
+      });
+
+      // Assess
+      expect(response.statusCode).toBe(400);
+      const { error } = JSON.parse(response.body) as { error: { code: string; message: string } };
+      expect(error.code).toBe('InvalidJson');
+      expect(error.message).toContain(`invalid UTF-8 at byte offset ${at} (0x${byte})`);
+      expect(streams.admitIngest).not.toHaveBeenCalled();
+      expect(writer.write).not.toHaveBeenCalled();
+    },
+  );
+
+  it('takes UTF-8 beyond ASCII as it is', async () => {
+    // Prepare
+    const { handler, writer } = api();
+    const sent = Buffer.from('[{"msg":"café ✓ 🦀"}]', 'utf8');
+
+    // Act
+    const { response } = await handler({
+      ...apiEvent(ingest('')),
+      body: sent.toString('base64'),
+      isBase64Encoded: true,
+    });
+
+    // Assess
+    expect(response.statusCode).toBe(201);
+    expect(Buffer.from(writer.write.mock.calls[0]?.[1] ?? [])).toEqual(sent);
   });
 
   it('answers an ingest with the key written and the number of events', async () => {

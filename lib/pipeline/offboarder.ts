@@ -6,10 +6,16 @@ import {
   OffboardingNotFoundError,
   type OffboardingRecord,
   type OffboardingView,
+  PartitionDeletionInProgressError,
   StreamNotFoundError,
   systemClock,
 } from '../core/index.ts';
-import type { DeletionStore, OffboardingStore, StreamStore } from '../store/index.ts';
+import type {
+  DeletionRequest,
+  DeletionStore,
+  OffboardingStore,
+  StreamStore,
+} from '../store/index.ts';
 
 export interface OffboarderOptions {
   readonly offboardings: Pick<
@@ -69,30 +75,40 @@ export class Offboarder {
     this.#staleAfterMs = options.staleAfterMs ?? 300_000;
   }
 
-  /** One fan-out step; a repeated or late one changes nothing. */
+  /**
+   * One fan-out step; a repeated or late one changes nothing. A stream whose partition
+   * deletion is under way cannot be deleted yet: the step ends before it ('waiting'), and the
+   * sweeper takes the fan-out on from that stream once it has been idle for the stale interval.
+   */
   async fanOut(ref: {
     tenant: string;
     offboardingId: string;
-  }): Promise<'advanced' | 'completed' | 'stale'> {
+  }): Promise<'advanced' | 'completed' | 'stale' | 'waiting'> {
     const seen = await this.#offboardings.get(ref.tenant);
     if (seen?.offboardingId !== ref.offboardingId || seen.state !== 'RUNNING' || seen.fannedOut) {
       return 'stale';
     }
     const page = await this.#streams.listAfter(seen.tenant, seen.fanoutAfter, this.#pageSize);
     const grace = this.#graceLeft(seen);
+    let taken: string | undefined;
     for (const stream of page.streams) {
       // A new deletion is linked in its own tombstone's transaction; one under way already (a
       // stream being deleted, or a step repeated after a crash) is linked, once, after it.
-      const { created, deletion } = await this.#deletions.request(
-        seen.tenant,
-        stream.stream,
-        grace,
-        {
+      let requested: DeletionRequest;
+      try {
+        requested = await this.#deletions.request(seen.tenant, stream.stream, grace, {
           offboardingId: seen.offboardingId,
           linkItems: (fresh) => this.#offboardings.linkItems(seen, stream.stream, fresh.deletionId),
-        },
-      );
+        });
+      } catch (error) {
+        if (!(error instanceof PartitionDeletionInProgressError)) throw error;
+        // Recorded up to the stream before it; nothing recorded when it is the first.
+        if (taken !== undefined) await this.#offboardings.advance(seen, taken);
+        return 'waiting';
+      }
+      const { created, deletion } = requested;
       if (!created) await this.#offboardings.link(seen, stream.stream, deletion.deletionId);
+      taken = stream.stream;
     }
     // The write that records the step is the next step's trigger (or ends the fan-out).
     if (!(await this.#offboardings.advance(seen, page.lastRead))) return 'stale';
@@ -233,8 +249,10 @@ export class Offboarder {
           deletion.deletionId,
         );
       } catch (error) {
-        // Gone since (a later deletion completed it): nothing of it is left to delete.
-        if (!(error instanceof StreamNotFoundError)) throw error;
+        // Gone since (a later deletion completed it): nothing of it is left to delete. Or a
+        // partition deletion of it is under way: the next sweep takes it again.
+        if (error instanceof StreamNotFoundError) continue;
+        if (!(error instanceof PartitionDeletionInProgressError)) throw error;
       }
     }
   }

@@ -1,6 +1,7 @@
 import {
   DELETION_ACTIVITIES,
   DELETION_TRANSITIONS,
+  ENDED_DELETION_STATES,
   OFFBOARDING_TRANSITIONS,
   PLAN_TRANSITIONS,
   STREAM_ACTIVITIES,
@@ -34,6 +35,9 @@ function stateIn(states: readonly string[], tag: string): Condition {
     values,
   };
 }
+
+/** The deletion has ended: COMPLETED, FAILED or CANCELLED. */
+export const deletionHasEnded: Condition = stateIn(ENDED_DELETION_STATES, 'ended');
 
 /** The deletion may take this step: its state is one the lifecycle allows it from. */
 export const deletionMay = (

@@ -9,20 +9,18 @@ import {
   duplicate,
   type FailureReason,
   fenced,
-  newDeletion,
   notRetryable,
   type Outcome,
   ok,
-  StreamNotFoundError,
   systemClock,
 } from '../core/index.ts';
-import { failpoint, RETRY, retry } from '../support/index.ts';
-import { deletionMay } from './conditions.ts';
+import { RETRY, retry } from '../support/index.ts';
 import { deletionChanges as changes, type RoundStart } from './deletion-changes.ts';
 import { keys } from './layout.ts';
 import type { TakenIn } from './offboarding-store.ts';
-import { requestPartitions } from './partition-requests.ts';
+import { type RequestContext, requestPartitions, retryPartitions } from './partition-requests.ts';
 import type { StreamParts } from './stream-parts.ts';
+import { requestStream } from './stream-requests.ts';
 import type { Change, Table, TransactItem } from './table.ts';
 
 export interface DeletionStoreOptions {
@@ -65,35 +63,11 @@ export class DeletionStore {
   /**
    * Marks the stream DELETING and writes its deletion record in one transaction: when this
    * returns, the tombstone is durable. With a grace window the deletion is SCHEDULED until it
-   * ends. A repeat returns the deletion already under way (its window unmoved).
+   * ends. A repeat returns the deletion already under way (its window unmoved). See
+   * stream-requests.ts.
    */
-  async request(tenant: string, stream: string, graceSeconds = 0, takenIn?: TakenIn) {
-    return retry<DeletionRequest>(RETRY.contention, async () => {
-      const current = await this.#streams.find(tenant, stream);
-      if (!current || current.state === 'DELETED') throw new StreamNotFoundError(tenant, stream);
-      if (current.state === 'DELETING' && current.deletionId) {
-        const deletion = await this.get(tenant, current.deletionId);
-        if (deletion) return { done: true, value: { created: false, deletion } };
-        throw this.#streams.refusal(current);
-      }
-      const now = this.#clock.now();
-      const executeAfter = new Date(now.getTime() + graceSeconds * 1000).toISOString();
-      const deletion = newDeletion(current, this.#newId(), now.toISOString(), executeAfter);
-      // No ingest in flight when read: the tombstone is conditioned on it staying so.
-      if (!current.inflightIngests) deletion.ingestsSettled = true;
-      if (takenIn) deletion.offboardingId = takenIn.offboardingId;
-      const result = await this.#table.transact([
-        this.#streams.tombstone(current, deletion),
-        this.#table.putItem(
-          { ...this.#key(deletion), ...deletion, ...changes.indexKeys(deletion) },
-          deletionMay(deletion.state === 'SCHEDULED' ? 'schedule' : 'request'),
-        ),
-        ...(takenIn?.linkItems(deletion) ?? []),
-      ]);
-      if (!result.ok) return { done: false, why: `delete ${tenant}/${stream} lost a race` };
-      failpoint('api.after-tombstone');
-      return { done: true, value: { created: true, deletion } };
-    });
+  request(tenant: string, stream: string, graceSeconds = 0, takenIn?: TakenIn) {
+    return requestStream(this.#context(tenant), { tenant, stream, graceSeconds, takenIn });
   }
 
   /**
@@ -101,16 +75,17 @@ export class DeletionStore {
    * ACTIVE and writable (see partition-requests.ts).
    */
   requestPartitions(tenant: string, stream: string, before: string): Promise<DeletionRequest> {
-    return requestPartitions(
-      {
-        table: this.#table,
-        streams: this.#streams,
-        get: (id) => this.get(tenant, id),
-        newId: this.#newId,
-        clock: this.#clock,
-      },
-      { tenant, stream, before },
-    );
+    return requestPartitions(this.#context(tenant), { tenant, stream, before });
+  }
+
+  #context(tenant: string): RequestContext {
+    return {
+      table: this.#table,
+      streams: this.#streams,
+      get: (id) => this.get(tenant, id),
+      newId: this.#newId,
+      clock: this.#clock,
+    };
   }
 
   async get(tenant: string, deletionId: string): Promise<DeletionRecord | undefined> {
@@ -215,6 +190,12 @@ export class DeletionStore {
 
   /** Starts a FAILED deletion again as a new round; one still to run is left as it is. */
   async retry(tenant: string, deletionId: string): Promise<DeletionRecord> {
+    const seen = await this.get(tenant, deletionId);
+    if (seen?.before) {
+      return retryPartitions(this.#table, seen, changes.retry(this.#now()), () =>
+        this.get(tenant, deletionId),
+      );
+    }
     const written = await this.#table.update<DeletionRecord>(
       keys.deletion(tenant, deletionId),
       changes.retry(this.#now()),

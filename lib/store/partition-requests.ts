@@ -1,22 +1,33 @@
 import {
   type Clock,
+  DeletionNotRetryableError,
   type DeletionRecord,
   hasEnded,
   newDeletion,
+  notRetryable,
   PartitionDeletionInProgressError,
   StreamNotFoundError,
+  type StreamRecord,
 } from '../core/index.ts';
 import { RETRY, retry } from '../support/index.ts';
-import { deletionMay } from './conditions.ts';
+import {
+  all,
+  atGeneration,
+  deletionHasEnded,
+  deletionMay,
+  equals,
+  streamMay,
+} from './conditions.ts';
 import { deletionChanges as changes } from './deletion-changes.ts';
 import type { DeletionRequest } from './deletion-store.ts';
 import { keys } from './layout.ts';
 import type { StreamStore } from './stream-store.ts';
-import type { Table } from './table.ts';
+import type { Change, Table, TransactItem } from './table.ts';
 
-export interface PartitionRequestContext {
+/** What DeletionStore lends its requests (this file's, and stream-requests.ts'). */
+export interface RequestContext {
   readonly table: Table;
-  readonly streams: Pick<StreamStore, 'find' | 'refusal' | 'claimPartitions'>;
+  readonly streams: Pick<StreamStore, 'find' | 'refusal' | 'claimPartitions' | 'tombstone'>;
   readonly get: (deletionId: string) => Promise<DeletionRecord | undefined>;
   readonly newId: () => string;
   readonly clock: Clock;
@@ -28,7 +39,7 @@ export interface PartitionRequestContext {
  * stream's claim in one transaction; the stream stays ACTIVE and writable throughout.
  */
 export function requestPartitions(
-  context: PartitionRequestContext,
+  context: RequestContext,
   request: { tenant: string; stream: string; before: string },
 ): Promise<DeletionRequest> {
   const { table, streams, clock } = context;
@@ -66,4 +77,72 @@ export function requestPartitions(
     if (!result.ok) return { done: false, why: `partitions of ${tenant}/${stream}: lost a race` };
     return { done: true, value: { created: true, deletion } };
   });
+}
+
+/**
+ * The partition deletion a stream holds, read to decide a deletion of the whole stream: one
+ * under way refuses it (409, retry when it ends), since two deletions listing the same keys
+ * at once would both count them; one that ended comes back, for `stillEnded`.
+ */
+export async function heldPartitions(
+  current: StreamRecord,
+  get: (deletionId: string) => Promise<DeletionRecord | undefined>,
+): Promise<DeletionRecord | undefined> {
+  if (!current.partitionDeletionId) return undefined;
+  const held = await get(current.partitionDeletionId);
+  if (held && !hasEnded(held.state)) {
+    const name = `${current.tenant}/${current.stream}`;
+    throw new PartitionDeletionInProgressError(name, held.deletionId, held.before);
+  }
+  return held;
+}
+
+/**
+ * The tombstone's check that the partition deletion it read has still ended: a FAILED one
+ * retried meanwhile makes the tombstone lose, as the tombstone makes that retry lose.
+ */
+export const stillEnded = (table: Table, held: DeletionRecord): TransactItem =>
+  table.checkItem(keys.deletion(held.tenant, held.deletionId), deletionHasEnded);
+
+/**
+ * The stream's part of retrying a FAILED partition deletion: it must still hold it, ACTIVE at
+ * its generation. A deletion of the whole stream, or a later partition deletion, has taken
+ * over its keys since, and runs them itself.
+ */
+export function stillHeld(table: Table, deletion: DeletionRecord): TransactItem {
+  return table.checkItem(
+    keys.stream(deletion.tenant, deletion.stream),
+    all(
+      streamMay('plan'),
+      atGeneration(deletion.generation),
+      equals('partitionDeletionId', deletion.deletionId),
+    ),
+  );
+}
+
+/**
+ * DeletionStore's retry of a partition deletion: a FAILED one starts again only while its
+ * stream still holds it (`stillHeld`), in one transaction with its new round.
+ */
+export async function retryPartitions(
+  table: Table,
+  seen: DeletionRecord,
+  change: Change,
+  reread: () => Promise<DeletionRecord | undefined>,
+): Promise<DeletionRecord> {
+  if (seen.state === 'COMPLETED' || seen.state === 'CANCELLED') {
+    throw notRetryable(seen.deletionId, seen.state);
+  }
+  if (seen.state !== 'FAILED') return seen;
+  const result = await table.transact([
+    table.updateItem(keys.deletion(seen.tenant, seen.deletionId), change),
+    stillHeld(table, seen),
+  ]);
+  if (!result.ok && result.failed.includes(1)) {
+    throw new DeletionNotRetryableError(
+      `partition deletion ${seen.deletionId} cannot run again: its stream has since been deleted, or another partition deletion took its place`,
+    );
+  }
+  // Retried, by this request or by another at the same moment: it runs again either way.
+  return (await reread()) ?? seen;
 }

@@ -16,10 +16,15 @@ import type { Change } from './table.ts';
 /**
  * The tombstone: ACTIVE at the generation read -> DELETING, with when its deletion may start.
  * A deletion that says no ingest was in flight (`ingestsSettled`) holds only if none is as the
- * tombstone is written.
+ * tombstone is written. The partition deletion the stream holds is the one read (it had ended):
+ * two deletions listing the same keys at once would both count them.
  */
 export function tombstoneChange(current: StreamRecord, deletion: DeletionRecord): Change {
-  const may = all(streamMay('tombstone'), atGeneration(current.generation));
+  const may = all(
+    streamMay('tombstone'),
+    atGeneration(current.generation),
+    partitionsHeldBy(current.partitionDeletionId),
+  );
   return {
     update: 'SET #state = :to, deletionId = :id, executeAfter = :executeAfter, updatedAt = :now',
     names: { '#state': 'state' },
@@ -79,12 +84,19 @@ export function retentionRunChange(stream: StreamRecord, today: string): Change 
  * holds the deletion's id, one at a time; a holder that ended is replaced.
  */
 export function partitionClaimChange(current: StreamRecord, deletion: DeletionRecord): Change {
-  const free: Condition = current.partitionDeletionId
-    ? equals('partitionDeletionId', current.partitionDeletionId)
-    : { expression: 'attribute_not_exists(partitionDeletionId)' };
   return {
     update: 'SET partitionDeletionId = :id, updatedAt = :now',
     values: { ':id': deletion.deletionId, ':now': deletion.requestedAt },
-    condition: all(streamMay('plan'), atGeneration(current.generation), free),
+    condition: all(
+      streamMay('plan'),
+      atGeneration(current.generation),
+      partitionsHeldBy(current.partitionDeletionId),
+    ),
   };
 }
+
+/** The stream holds this partition deletion (one that had ended when read), or none. */
+const partitionsHeldBy = (deletionId: string | undefined): Condition =>
+  deletionId
+    ? equals('partitionDeletionId', deletionId)
+    : { expression: 'attribute_not_exists(partitionDeletionId)' };

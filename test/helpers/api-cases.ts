@@ -293,6 +293,22 @@ export const CASES: Record<Operation, Case[]> = {
       fault: { request: { created: false, deletion: aDeletion({ objectsDeleted: 5 }) } },
     },
     { label: 'missing', fault: { request: new StreamNotFoundError('acme', 'logs') } },
+    {
+      label: 'a partition deletion under way',
+      fault: {
+        request: new PartitionDeletionInProgressError('acme/logs', DELETION_ID, '2026-01-15'),
+      },
+    },
+    {
+      label: 'deleting by a deletion that cannot be read',
+      fault: {
+        request: new StreamDeletingError(
+          { tenant: 'acme', stream: 'logs', deletionId: DELETION_ID },
+          30,
+          NOW,
+        ),
+      },
+    },
   ],
   ingestEvents: [
     { label: 'a batch', body: '[{"level":"info"},{"level":"warn"}]' },

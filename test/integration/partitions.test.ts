@@ -94,6 +94,34 @@ describe.skipIf(process.env.LETHE_TEST_API_URL)('partitions and retention', () =
     });
   });
 
+  it('makes a deletion of the whole stream wait for its partition deletion: each object counted once', async () => {
+    // Arrange: 24 objects in the partitions and 3 beside them
+    const name = tenant();
+    const { bucket, prefix } = await seeded(name);
+
+    // Act: the whole stream asked for while the partitions' deletion has only just begun
+    const partitions = await api.call<DeletionReceipt>(
+      'DELETE',
+      `/v1/tenants/${name}/streams/logs/partitions?before=2026-01-03`,
+    );
+    const refused = await api.delete(name, 'logs');
+    const first = await waitForEnd(api, name, partitions.body.deletionId);
+    const whole = await api.delete(name, 'logs');
+    const second = await waitForEnd(api, name, String(whole.body.deletionId));
+
+    // Assess: refused with when to ask again; then the rest, so the two receipts sum to 27
+    expect(refused.status).toBe(409);
+    expect(refused.body).toMatchObject({ error: { code: 'PartitionDeletionInProgress' } });
+    expect(refused.body.error).toMatchObject({
+      message: expect.stringContaining(partitions.body.deletionId),
+    });
+    expect(refused.headers.get('Retry-After')).toBe('30');
+    expect(first).toMatchObject({ state: 'COMPLETED', objectsDeleted: 12 });
+    expect(whole.status).toBe(202);
+    expect(second).toMatchObject({ state: 'COMPLETED', objectsDeleted: 15 });
+    expect((await listAll(target.s3, bucket, prefix)).size).toBe(0);
+  });
+
   it('aborts the uploads in progress in its partitions, and only those', async () => {
     // Arrange: an upload in a partition to delete, one in a partition to keep
     const name = tenant();

@@ -2,8 +2,10 @@ import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import {
   DELETION_STATES,
+  DeletionNotRetryableError,
   type DeletionRecord,
   type DeletionState,
+  PartitionDeletionInProgressError,
   StreamNotFoundError,
 } from '../../../lib/core/index.ts';
 import { DeletionStore, StreamStore } from '../../../lib/store/index.ts';
@@ -380,6 +382,84 @@ describe.skipIf(process.env.LETHE_TEST_API_URL)('DeletionStore over DynamoDB', (
       await expect(stores.deletions.request('nobody', 'nothing')).rejects.toBeInstanceOf(
         StreamNotFoundError,
       );
+    });
+  });
+
+  describe('a whole stream beside its partition deletion', () => {
+    const CUTOFF = '2026-11-01';
+    const streamWithPartitions = async () => {
+      const tenant = `t${randomUUID().slice(0, 8)}`;
+      await stores.streams.create(tenant, 'logs');
+      const { deletion } = await stores.deletions.requestPartitions(tenant, 'logs', CUTOFF);
+      return { tenant, partitions: deletion };
+    };
+    const failed = async (tenant: string, deletion: DeletionRecord) => {
+      await stores.deletions.fail(deletion);
+      return (await stores.deletions.get(tenant, deletion.deletionId)) as DeletionRecord;
+    };
+
+    it('refuses the stream 409 PartitionDeletionInProgress while the partition deletion runs', async () => {
+      const { tenant, partitions } = await streamWithPartitions();
+
+      await expect(stores.deletions.request(tenant, 'logs')).rejects.toBeInstanceOf(
+        PartitionDeletionInProgressError,
+      );
+
+      expect(await stores.streams.get(tenant, 'logs')).toMatchObject({
+        state: 'ACTIVE',
+        partitionDeletionId: partitions.deletionId,
+      });
+    });
+
+    it('deletes the stream once the partition deletion has ended, and that one cannot run again', async () => {
+      const { tenant, partitions } = await streamWithPartitions();
+      await failed(tenant, partitions);
+
+      const { created } = await stores.deletions.request(tenant, 'logs');
+
+      expect(created).toBe(true);
+      await expect(stores.deletions.retry(tenant, partitions.deletionId)).rejects.toBeInstanceOf(
+        DeletionNotRetryableError,
+      );
+      expect(await stores.deletions.get(tenant, partitions.deletionId)).toMatchObject({
+        state: 'FAILED',
+      });
+    });
+
+    it('lets a FAILED partition deletion run again while its stream still holds it', async () => {
+      const { tenant, partitions } = await streamWithPartitions();
+      await failed(tenant, partitions);
+
+      const retried = await stores.deletions.retry(tenant, partitions.deletionId);
+
+      expect(retried).toMatchObject({ state: 'PENDING', round: 2 });
+    });
+
+    it('decides a retry racing the tombstone by their conditions: exactly one wins', async () => {
+      // The stream's request reads the FAILED partition deletion; the retry lands before its
+      // transaction, which must then lose and refuse the stream as the partitions now run.
+      const { tenant, partitions } = await streamWithPartitions();
+      await failed(tenant, partitions);
+      let raced = false;
+      const deletions = new (class extends DeletionStore {
+        override async get(tenant: string, deletionId: string) {
+          const read = await super.get(tenant, deletionId);
+          if (!raced && deletionId === partitions.deletionId) {
+            raced = true;
+            await stores.deletions.retry(tenant, deletionId);
+          }
+          return read;
+        }
+      })({ table: stores.table, streams: stores.streams });
+
+      await expect(deletions.request(tenant, 'logs')).rejects.toBeInstanceOf(
+        PartitionDeletionInProgressError,
+      );
+
+      expect(await stores.streams.get(tenant, 'logs')).toMatchObject({ state: 'ACTIVE' });
+      expect(await stores.deletions.get(tenant, partitions.deletionId)).toMatchObject({
+        state: 'PENDING',
+      });
     });
   });
 });

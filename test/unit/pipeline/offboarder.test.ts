@@ -4,6 +4,7 @@ import {
   type DeletionRecord,
   type OffboardingLink,
   type OffboardingRecord,
+  PartitionDeletionInProgressError,
   type StreamRecord,
 } from '../../../lib/core/index.ts';
 import { Offboarder, type OffboarderOptions } from '../../../lib/pipeline/index.ts';
@@ -170,6 +171,41 @@ describe('Offboarder', () => {
       offboardingId: OFFBOARDING_ID,
       linkItems: expect.any(Function),
     });
+  });
+
+  it('waits at a stream whose partition deletion is under way, then takes it on at a later sweep', async () => {
+    // Arrange: b's partition deletion runs; pages of two streams (a, b), then (c)
+    const { offboarder, record, options, links } = world(['a', 'b', 'c']);
+    const request = options.deletions.request as ReturnType<typeof vi.fn>;
+    const real = request.getMockImplementation() as (...args: unknown[]) => Promise<unknown>;
+    let partitionsRunning = true;
+    request.mockImplementation(async (...args: unknown[]) => {
+      if (args[1] === 'b' && partitionsRunning) {
+        throw new PartitionDeletionInProgressError('acme/b', 'p-1', '2026-11-01');
+      }
+      return real(...args);
+    });
+    const ref = { tenant: 'acme', offboardingId: OFFBOARDING_ID };
+
+    // Act: the first step stops at b; the step its write triggers has nothing to take
+    const first = await offboarder.fanOut(ref);
+    const next = await offboarder.fanOut(ref);
+
+    // Assess: a is taken and recorded, b is not, and the second step wrote nothing
+    expect([first, next]).toEqual(['waiting', 'waiting']);
+    expect(links.map((link) => link.stream)).toEqual(['a']);
+    expect(record()).toMatchObject({ fanoutAfter: 'a', fannedOut: false });
+    expect(options.offboardings.advance).toHaveBeenCalledTimes(1);
+
+    // Act: the partition deletion ends; the sweeper finds the fan-out idle and steps it on
+    partitionsRunning = false;
+    const idle = { ...record(), updatedAt: new Date(NOW.getTime() - 301_000).toISOString() };
+    await offboarder.refresh(idle);
+    await offboarder.fanOut(ref);
+
+    // Assess: every stream is taken in, once
+    expect(links.map((link) => link.stream)).toEqual(['a', 'b', 'c']);
+    expect(record()).toMatchObject({ streams: 3, fannedOut: true });
   });
 
   it('completes only when every deletion it took in has completed, with their sums', async () => {

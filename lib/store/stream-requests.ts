@@ -1,0 +1,53 @@
+import { newDeletion, StreamNotFoundError } from '../core/index.ts';
+import { failpoint, RETRY, retry } from '../support/index.ts';
+import { deletionMay } from './conditions.ts';
+import { deletionChanges as changes } from './deletion-changes.ts';
+import type { DeletionRequest } from './deletion-store.ts';
+import { keys } from './layout.ts';
+import type { TakenIn } from './offboarding-store.ts';
+import { heldPartitions, type RequestContext, stillEnded } from './partition-requests.ts';
+
+/**
+ * DeletionStore's request of a whole stream's deletion: the stream DELETING (the tombstone)
+ * and the deletion record in one transaction, decided by their conditions; a repeat answers
+ * the deletion under way. Refused while a partition deletion of the stream runs.
+ */
+export function requestStream(
+  context: RequestContext,
+  request: { tenant: string; stream: string; graceSeconds: number; takenIn?: TakenIn | undefined },
+): Promise<DeletionRequest> {
+  const { table, streams, clock } = context;
+  const { tenant, stream, graceSeconds, takenIn } = request;
+  return retry<DeletionRequest>(RETRY.contention, async () => {
+    const current = await streams.find(tenant, stream);
+    if (!current || current.state === 'DELETED') throw new StreamNotFoundError(tenant, stream);
+    if (current.state === 'DELETING' && current.deletionId) {
+      const deletion = await context.get(current.deletionId);
+      if (deletion) return { done: true, value: { created: false, deletion } };
+      throw streams.refusal(current);
+    }
+    const held = await heldPartitions(current, context.get);
+    const now = clock.now();
+    const executeAfter = new Date(now.getTime() + graceSeconds * 1000).toISOString();
+    const deletion = newDeletion(current, context.newId(), now.toISOString(), executeAfter);
+    // No ingest in flight when read: the tombstone is conditioned on it staying so.
+    if (!current.inflightIngests) deletion.ingestsSettled = true;
+    if (takenIn) deletion.offboardingId = takenIn.offboardingId;
+    const result = await table.transact([
+      streams.tombstone(current, deletion),
+      table.putItem(
+        {
+          ...keys.deletion(tenant, deletion.deletionId),
+          ...deletion,
+          ...changes.indexKeys(deletion),
+        },
+        deletionMay(deletion.state === 'SCHEDULED' ? 'schedule' : 'request'),
+      ),
+      ...(held ? [stillEnded(table, held)] : []),
+      ...(takenIn?.linkItems(deletion) ?? []),
+    ]);
+    if (!result.ok) return { done: false, why: `delete ${tenant}/${stream} lost a race` };
+    failpoint('api.after-tombstone');
+    return { done: true, value: { created: true, deletion } };
+  });
+}

@@ -51,7 +51,8 @@ async function deliver(
   saved: string,
   context: CertificateContext,
 ): Promise<void> {
-  if (out === undefined) {
+  // `-` is stdout, as it is stdin where a file is read.
+  if (out === undefined || out === '-') {
     context.stdout.write(text);
     return;
   }
@@ -73,8 +74,11 @@ export async function saveCertificate(
     body = (await context.client.getCertificate(tenant, deletionId)).body;
   } catch (error) {
     if (!(error instanceof ApiError) || error.code !== 'DeletionNotCompleted') throw error;
+    // A CANCELLED deletion never completes: it deleted nothing, and its receipt says so.
     throw error.withHints([
-      `a deletion has a certificate once it is COMPLETED: follow it with lethe deletions get ${tenant} ${deletionId}`,
+      / is CANCELLED:/.test(error.message)
+        ? `a cancelled deletion deleted nothing and will not complete: its receipt says so, lethe deletions get ${tenant} ${deletionId}`
+        : `a deletion has a certificate once it is COMPLETED: follow it with lethe deletions get ${tenant} ${deletionId}`,
     ]);
   }
   const { certificate } = body;
@@ -164,16 +168,23 @@ export function parseSavedCertificate(
   return { document, saved: document as SavedCertificate };
 }
 
-/** A public key as PEM, from a PEM file or the JSON of `lethe certificate-key --json`. */
-export function parsePublicKey(text: string, file: string): string {
+/**
+ * A public key as PEM, from a PEM file or the JSON of `lethe certificate-key --json`, with the
+ * key's id when the JSON names it (a PEM file names none).
+ */
+export function parsePublicKey(text: string, file: string): { pem: string; keyId?: string } {
   let pem = text;
+  let keyId: string | undefined;
   if (text.trimStart().startsWith('{')) {
-    const found = at(safeJson(text), 'publicKeyPem');
+    const json = safeJson(text);
+    const found = at(json, 'publicKeyPem');
     pem = typeof found === 'string' ? found : '';
+    const id = at(json, 'keyId');
+    if (typeof id === 'string' && id !== '') keyId = id;
   }
   try {
     createPublicKey(pem);
-    return pem;
+    return keyId === undefined ? { pem } : { pem, keyId };
   } catch {
     throw new UsageError(
       `${nameOf(file)} is not a PEM public key (save one with lethe certificate-key --out FILE)`,
@@ -215,29 +226,51 @@ export async function verify(
   }
   const decode = async (file: string) => new TextDecoder().decode(await context.readInput(file));
   const { document, saved } = parseSavedCertificate(await decode(command.file), command.file);
-  const pem =
-    command.key === undefined
-      ? await fetchKey(saved.keyId, context)
-      : parsePublicKey(await decode(command.key), command.key);
-  const valid = verifyCertificate(document, pem);
-  context.stdout.write(context.json ? verdictJson(saved, valid) : verdictLine(saved, valid));
-  return valid ? EXIT.ok : EXIT.invalidCertificate;
+  // Who signed, as far as this check can vouch: the key the API keeps under the certificate's
+  // keyId, the keyId of a key's JSON (which must be the certificate's), or a PEM file's key.
+  let signer: Signer = { keyId: saved.keyId };
+  let pem: string;
+  if (command.key === undefined) {
+    pem = await fetchKey(saved.keyId, context);
+  } else {
+    const key = parsePublicKey(await decode(command.key), command.key);
+    pem = key.pem;
+    signer = key.keyId === undefined ? { keyFile: nameOf(command.key) } : { keyId: key.keyId };
+  }
+  const valid = signer.keyId === undefined || signer.keyId === saved.keyId;
+  const verdict = { saved, signer, valid: valid && verifyCertificate(document, pem) };
+  context.stdout.write(context.json ? verdictJson(verdict) : verdictLine(verdict));
+  return verdict.valid ? EXIT.ok : EXIT.invalidCertificate;
 }
+
+/** The key a verdict names: by id when the check vouches for it, else the file it came from. */
+type Signer = { keyId: string; keyFile?: never } | { keyFile: string; keyId?: never };
+
+interface Verdict {
+  saved: SavedCertificate;
+  signer: Signer;
+  valid: boolean;
+}
+
+const signerOf = ({ keyId, keyFile }: Signer) => keyId ?? `the key in ${keyFile}`;
 
 /** `valid: deletion ID of TENANT/STREAM, ...`, or `INVALID: ...`. */
-export function verdictLine(saved: SavedCertificate, valid: boolean): string {
+export function verdictLine({ saved, signer, valid }: Verdict): string {
   const { certificate: c, keyId } = saved;
+  if (signer.keyId !== undefined && signer.keyId !== keyId) {
+    return `INVALID: the certificate says it was signed by ${keyId}, but the key given is ${signer.keyId}\n`;
+  }
   if (!valid) {
-    return `INVALID: the certificate was changed after it was signed, or was not signed by ${keyId}\n`;
+    return `INVALID: the certificate was changed after it was signed, or was not signed by ${signerOf(signer)}\n`;
   }
   const scope = c.partitionsBefore ? ` (partitions before ${c.partitionsBefore})` : '';
-  return `valid: deletion ${c.deletionId} of ${c.tenant}/${c.stream}${scope}, ${plural(c.objectsDeleted, 'object')}, completed ${c.completedAt}, signed by ${keyId}\n`;
+  return `valid: deletion ${c.deletionId} of ${c.tenant}/${c.stream}${scope}, ${plural(c.objectsDeleted, 'object')}, completed ${c.completedAt}, signed by ${signerOf(signer)}\n`;
 }
 
-function verdictJson(saved: SavedCertificate, valid: boolean): string {
+function verdictJson({ saved, signer, valid }: Verdict): string {
   const { deletionId, tenant, stream, partitionsBefore, objectsDeleted, completedAt } =
     saved.certificate;
   const scope = partitionsBefore ? { partitionsBefore } : {};
   const verdict = { valid, deletionId, tenant, stream, ...scope, objectsDeleted, completedAt };
-  return `${JSON.stringify({ ...verdict, keyId: saved.keyId })}\n`;
+  return `${JSON.stringify({ ...verdict, ...signer })}\n`;
 }

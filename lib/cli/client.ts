@@ -6,6 +6,16 @@ import type {
   SignedCertificate,
   StreamView,
 } from '../core/index.ts';
+import {
+  errorOf,
+  excerpt,
+  letheBody,
+  NotLetheError,
+  reasonOf,
+  UnreachableError,
+} from './answers.ts';
+
+export { ApiError, excerpt, NotLetheError, UnreachableError } from './answers.ts';
 
 export type Fetch = (input: string, init: RequestInit) => Promise<Response>;
 
@@ -42,37 +52,6 @@ export interface PageRequest {
   nextToken?: string | undefined;
 }
 
-/** A 4xx or 5xx answer, with the API's error code and message. */
-export class ApiError extends Error {
-  override readonly name = 'ApiError';
-  constructor(
-    readonly status: number,
-    readonly code: string,
-    message: string,
-    /** The body as received, for `--json`. */
-    readonly raw: string,
-    /** Whatever else the API's `error` object carries (a `deletionId`, a `position`...). */
-    readonly details: Readonly<Record<string, unknown>> = {},
-    /** What the user may do about it, one line each. */
-    readonly hints: readonly string[] = [],
-  ) {
-    super(message);
-  }
-
-  /** The same error, with hints to print under it. */
-  withHints(hints: readonly string[]): ApiError {
-    return new ApiError(this.status, this.code, this.message, this.raw, this.details, [
-      ...this.hints,
-      ...hints,
-    ]);
-  }
-}
-
-/** No HTTP answer at all: connection refused, DNS failure, timeout. */
-export class UnreachableError extends Error {
-  override readonly name = 'UnreachableError';
-}
-
 export interface LetheClientOptions {
   /** Base URL of the API, with the stage path of a deployed API if it has one. */
   readonly endpoint: string;
@@ -98,7 +77,16 @@ export class LetheClient {
     this.#timeoutMs = options.timeoutMs ?? 30_000;
   }
 
-  health = () => this.request<{ status: string }>('GET', '/v1/health');
+  /** Lethe's `{"status":"ok"}`; any other answer at that URL is not Lethe's API. */
+  health = async (): Promise<ApiResponse<{ status: string }>> => {
+    const reply = await this.request<{ status?: unknown }>('GET', '/v1/health');
+    if (reply.body.status !== 'ok') {
+      throw new NotLetheError(
+        `${this.endpoint}/v1/health answered ${excerpt(JSON.stringify(reply.body))}, not Lethe's {"status":"ok"}: is it Lethe's API?`,
+      );
+    }
+    return { ...reply, body: { status: 'ok' } };
+  };
   createStream = (tenant: string, stream: string) =>
     this.request<StreamView>('PUT', streamPath(tenant, stream));
   getStream = (tenant: string, stream: string) =>
@@ -213,7 +201,7 @@ export class LetheClient {
       throw new UnreachableError(`cannot reach ${this.endpoint}: ${reasonOf(error)}`);
     }
     if (response.status >= 400) throw errorOf(response, text);
-    return { status: response.status, headers: response.headers, body: parseBody(text) as T };
+    return { status: response.status, headers: response.headers, body: letheBody(response, text) };
   }
 }
 
@@ -230,47 +218,4 @@ function search(parameters: Record<string, string | number | undefined>): string
     if (value !== undefined) query.set(key, String(value));
   }
   return query.size > 0 ? `?${query}` : '';
-}
-
-function parseBody(text: string): unknown {
-  if (text === '') return {};
-  try {
-    return JSON.parse(text);
-  } catch {
-    return { text };
-  }
-}
-
-/** Lethe's `{"error":{code,message}}`, or API Gateway's own `{"message"}` with its error type. */
-function errorOf(response: Response, text: string): ApiError {
-  const body = (parseBody(text) ?? {}) as {
-    error?: { code?: unknown; message?: unknown; [detail: string]: unknown };
-    message?: unknown;
-  };
-  const gatewayType = response.headers.get('x-amzn-errortype')?.split(':')[0];
-  const code =
-    typeof body.error?.code === 'string'
-      ? body.error.code
-      : (gatewayType ?? `HTTP${response.status}`);
-  const message =
-    typeof body.error?.message === 'string'
-      ? body.error.message
-      : typeof body.message === 'string'
-        ? body.message
-        : text || response.statusText;
-  const {
-    code: _code,
-    message: _message,
-    ...details
-  } = typeof body.error === 'object' && body.error !== null ? body.error : {};
-  return new ApiError(response.status, code, message, text, details);
-}
-
-function reasonOf(error: unknown): string {
-  if (!(error instanceof Error)) return String(error);
-  if (error.name === 'TimeoutError') return 'timed out';
-  const cause = error.cause as { code?: unknown; message?: unknown } | undefined;
-  if (typeof cause?.code === 'string') return cause.code;
-  if (typeof cause?.message === 'string') return cause.message;
-  return error.message;
 }

@@ -9,6 +9,7 @@ import { dryRun, settlePlan } from './plans.ts';
 import { plural } from './progress.ts';
 import { seed } from './seed.ts';
 import { offboard, settleOffboarding } from './tenants.ts';
+import { UsageError } from './values.ts';
 
 export type { Interrupts } from './follow.ts';
 
@@ -131,12 +132,23 @@ async function retention(
   return EXIT.ok;
 }
 
-/** Sends the file as it is; a refusal comes back with hints drawn from the file. */
+/**
+ * Sends the file as it is, less a UTF-8 byte order mark (which editors on Windows add and JSON
+ * parsers refuse); an empty file is refused before anything is sent. A refusal comes back with
+ * hints drawn from the file.
+ */
 async function ingest(
   command: Extract<Command, { kind: 'ingest' }>,
   context: CommandContext,
 ): Promise<ExitCode> {
-  const events = await context.readInput(command.file);
+  const read = await context.readInput(command.file);
+  const events = hasByteOrderMark(read) ? read.subarray(3) : read;
+  if (new TextDecoder().decode(events).trim() === '') {
+    const source = command.file === '-' ? 'stdin' : command.file;
+    throw new UsageError(
+      `${source} is empty: ingest takes a JSON array of events, e.g. [{"level":"info"}]`,
+    );
+  }
   let response: ApiResponse<{ key: string; count: number }>;
   try {
     response = await context.client.ingest(command.tenant, command.stream, events);
@@ -151,6 +163,9 @@ async function ingest(
   );
   return EXIT.ok;
 }
+
+const hasByteOrderMark = (bytes: Uint8Array) =>
+  bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf;
 
 async function listDeletions(
   command: Extract<Command, { kind: 'deletions.list' }>,

@@ -40,8 +40,12 @@ export interface EndpointOptions {
  * A malformed `--endpoint` or LETHE_ENDPOINT is a UsageError.
  */
 export async function resolveEndpoint(options: EndpointOptions): Promise<EndpointChoice> {
-  if (options.flag) return { url: checked(options.flag, '--endpoint', usage), source: 'flag' };
+  // Given empty (`--endpoint ''`) is given all the same: refused, not passed over.
+  if (options.flag !== undefined) {
+    return { url: checked(options.flag, '--endpoint', usage), source: 'flag' };
+  }
   if (options.env) return { url: checked(options.env, 'LETHE_ENDPOINT', usage), source: 'env' };
+  if (options.stack === '') throw new UsageError('--stack needs the name of a stack');
   const stack = options.stack ?? DEFAULT_STACK;
   const found = await options.lookupStack(stack);
   if ('url' in found) {
@@ -89,14 +93,29 @@ const usage = (message: string) => new UsageError(message);
 const unusable = (message: string) => new EndpointError(message);
 
 function checked(url: string, from: string, failure: (message: string) => Error): string {
+  if (url === '') throw failure(`${from} is empty: give the API's URL, e.g. ${LOCAL_ENDPOINT}`);
+  // `localhost:3000` parses as a URL of scheme `localhost:`: say what was surely meant.
+  const meant = /^[\w.-]+:\d+(\/.*)?$/.test(url) ? ` (did you mean http://${url}?)` : '';
   let parsed: URL;
   try {
     parsed = new URL(url);
   } catch {
-    throw failure(`${from} is not a URL: ${url}`);
+    throw failure(`${from} is not a URL: ${url}${meant}`);
   }
   if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
-    throw failure(`${from} must be an http or https URL: ${url}`);
+    throw failure(`${from} must be an http or https URL: ${url}${meant}`);
   }
   return url.replace(/\/+$/, '');
+}
+
+/**
+ * For an endpoint that answered "no such route": every path the CLI asks for begins with /v1,
+ * so a base URL that ends in /v1 itself asks for /v1/v1/... (a custom domain may map a base
+ * path of v1 on purpose, so it is a hint, not a refusal).
+ */
+export function routeHint(choice: EndpointChoice): string[] {
+  if (!/\/v1$/.test(choice.url)) return [];
+  return [
+    `hint: the endpoint ends in /v1, which every request adds itself: try ${choice.url.slice(0, -3)}`,
+  ];
 }

@@ -26,7 +26,7 @@ export const EXIT_MEANINGS: ReadonlyArray<readonly [ExitCode, string]> = [
   [EXIT.notFound, 'not found (404): no such stream or deletion'],
   [EXIT.conflict, 'conflict (409): the stream is being deleted, or the deletion is not retryable'],
   [EXIT.deletionFailed, 'the deletion ended FAILED (--wait, or a FAILED receipt)'],
-  [EXIT.unreachable, 'cannot reach the endpoint (connection refused, DNS, timeout)'],
+  [EXIT.unreachable, "cannot reach the endpoint, or what answers is not Lethe's API"],
   [EXIT.clientError, 'any other 4xx: invalid input (400), forbidden (403), too large (413)'],
   [
     EXIT.noCredentials,

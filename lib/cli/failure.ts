@@ -1,6 +1,12 @@
 import { UsageError } from './args.ts';
 import { ApiError, UnreachableError } from './client.ts';
-import { describeSource, type EndpointChoice, EndpointError, unreachableHint } from './endpoint.ts';
+import {
+  describeSource,
+  type EndpointChoice,
+  EndpointError,
+  routeHint,
+  unreachableHint,
+} from './endpoint.ts';
 import { EXIT, type ExitCode, exitCodeForStatus } from './exit-codes.ts';
 import { messageOf, streamDeletingHints, tenantHints } from './hints.ts';
 
@@ -17,6 +23,8 @@ export interface FailureContext {
   readonly endpoint?: EndpointChoice | undefined;
   /** The tenant the command was about, for the commands a hint suggests. */
   readonly tenant?: string | undefined;
+  /** LETHE_DEBUG: an unexpected error's stack, not only its message. */
+  readonly debug?: boolean | undefined;
 }
 
 /** How a run ends when it fails. */
@@ -41,6 +49,7 @@ export function describeFailure(error: unknown, context: FailureContext): Failur
         ...error.hints,
         ...streamDeletingHints(error, context.tenant),
         ...tenantHints(error, context.tenant),
+        ...(error.code === 'RouteNotFound' && context.endpoint ? routeHint(context.endpoint) : []),
       ],
       ...(context.json && error.raw ? { stdout: `${error.raw}\n` } : {}),
     };
@@ -53,8 +62,17 @@ export function describeFailure(error: unknown, context: FailureContext): Failur
   if (error instanceof EndpointError) return { code: EXIT.unreachable, lines: [error.message] };
   if (error instanceof NoCredentialsError)
     return { code: EXIT.noCredentials, lines: [error.message] };
+  if (context.debug) {
+    return {
+      code: EXIT.unexpected,
+      lines: [error instanceof Error ? (error.stack ?? error.message) : String(error)],
+    };
+  }
   return {
     code: EXIT.unexpected,
-    lines: [error instanceof Error ? (error.stack ?? error.message) : String(error)],
+    lines: [
+      `unexpected error: ${error instanceof Error ? error.message : String(error)}`,
+      'hint: run it again with LETHE_DEBUG=1 to see where it happened, and report it',
+    ],
   };
 }

@@ -37,13 +37,14 @@ export function ingestHints(error: ApiError, events: Uint8Array): string[] {
     const position = positionOf(error);
     const where =
       position === undefined ? [] : [`the API stopped at ${describePosition(text, position)}`];
-    if (!looksLikeNdjson(text)) return where;
+    // The API's own message may say so already.
+    if (!looksLikeNdjson(text) || error.message.includes('NDJSON')) return where;
     return [
       'hint: the file looks like NDJSON (one event per line); the API takes a JSON array: wrap the lines in [ ... ] with commas',
       ...where,
     ];
   }
-  if (error.code === 'NotAnArray') {
+  if (error.code === 'NotAnArray' && text.trimStart().startsWith('{')) {
     return ['hint: the API takes a JSON array of events: wrap the event in [ ... ]'];
   }
   return [];

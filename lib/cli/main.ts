@@ -90,7 +90,12 @@ export async function run(argv: readonly string[], deps: CliDependencies): Promi
     });
   } catch (error) {
     const tenant = command && 'tenant' in command ? command.tenant : undefined;
-    const failure = describeFailure(error, { json, endpoint, tenant });
+    const failure = describeFailure(error, {
+      json,
+      endpoint,
+      tenant,
+      debug: Boolean(deps.env.LETHE_DEBUG),
+    });
     if (failure.stdout) deps.stdout.write(failure.stdout);
     deps.stderr.write(`lethe: ${failure.lines.join('\n')}\n`);
     return failure.code;

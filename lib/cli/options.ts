@@ -95,9 +95,12 @@ function optionProblem(error: unknown): string {
     return `unknown option ${option}${didYouMean(option, LONG_OPTIONS)}`;
   }
   if (code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE') {
-    return message.includes('argument missing')
-      ? `option ${option} needs a value`
-      : `option ${option} takes no value`;
+    if (message.includes('argument missing')) return `option ${option} needs a value`;
+    // `--limit -1`: a value that starts with a dash reads as an option unless joined with =.
+    if (message.includes('ambiguous')) {
+      return `option ${option} needs a value; to give one that starts with -, write ${option}=VALUE`;
+    }
+    return `option ${option} takes no value`;
   }
   return message;
 }

@@ -1,5 +1,5 @@
 import { type DeletionReceipt, hasEnded } from '../core/index.ts';
-import { ApiError, type LetheClient, UnreachableError } from './client.ts';
+import { ApiError, excerpt, type LetheClient, NotLetheError, UnreachableError } from './client.ts';
 import type { ProgressReporter } from './progress.ts';
 
 /** How often a wait reads, how long it bears failures, and what ends it early. */
@@ -102,6 +102,12 @@ export async function pollUntilEnded<T extends Watched>(
   let ticks = 0;
   for (;;) {
     const current = last.current;
+    // JSON without a state is not Lethe's: waiting on it would never end.
+    if (typeof current.state !== 'string') {
+      throw new NotLetheError(
+        `the answer has no state, so it is not Lethe's: ${excerpt(JSON.stringify(current))}`,
+      );
+    }
     options.show(current);
     if (options.hasEnded(current)) return current;
     await untilAborted(options.sleep(intervalMs, signal), signal);

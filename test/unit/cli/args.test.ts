@@ -353,6 +353,11 @@ describe.each<[string, string]>([
   ['health -x', 'unknown option -x'],
   ['streams list acme --limit', 'option --limit needs a value'],
   ['health --json=yes', 'option --json takes no value'],
+  [
+    'streams list acme --limit -1',
+    'option --limit needs a value; to give one that starts with -, write --limit=VALUE',
+  ],
+  ['delete acme/logs --grace -5', 'option --grace needs a value; to give one that starts with -'],
 ])('lethe %s', (line, message) => {
   it('is a usage error that says what is wrong', () => {
     // Act

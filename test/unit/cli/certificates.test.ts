@@ -35,6 +35,9 @@ const signed: SignedCertificate = await signer.sign(
 const SAVED = `${JSON.stringify(signed, null, 2)}\n`;
 const VALID = `valid: deletion ${DELETION_ID} of acme/logs, 1,602 objects, completed ${COMPLETED_AT}, signed by ${KEY_ID}\n`;
 const INVALID = `INVALID: the certificate was changed after it was signed, or was not signed by ${KEY_ID}\n`;
+/** Offline against a PEM file, which names no key id: the verdict names the file, not the id. */
+const VALID_BY_PEM = VALID.replace(`signed by ${KEY_ID}`, 'signed by the key in key.pem');
+const INVALID_BY_PEM = INVALID.replace(`signed by ${KEY_ID}`, 'signed by the key in key.pem');
 const CERTIFICATE_URL = `http://127.0.0.1:3000/v1/tenants/acme/deletions/${DELETION_ID}/certificate`;
 const KEY_URL = 'http://127.0.0.1:3000/v1/certificate-key';
 
@@ -146,6 +149,43 @@ describe('lethe deletions certificate', () => {
     );
   });
 
+  it('says a CANCELLED deletion will have no certificate, instead of how to follow it', async () => {
+    // Arrange
+    const message = `deletion ${DELETION_ID} is CANCELLED: only a COMPLETED deletion has a certificate`;
+
+    // Act
+    const result = await lethe(['deletions', 'certificate', 'acme', DELETION_ID], () =>
+      apiError(409, 'DeletionNotCompleted', message),
+    );
+
+    // Assess
+    expect(result.code).toBe(4);
+    expect(result.stderr).toBe(
+      [
+        `lethe: DeletionNotCompleted: ${message} (HTTP 409)`,
+        `a cancelled deletion deleted nothing and will not complete: its receipt says so, lethe deletions get acme ${DELETION_ID}`,
+        '',
+      ].join('\n'),
+    );
+  });
+
+  it('takes --out - for stdout, as - is stdin where a file is read', async () => {
+    // Arrange
+    const files = memoryFiles({});
+
+    // Act
+    const result = await withFiles(
+      ['deletions', 'certificate', 'acme', DELETION_ID, '--out', '-', ...LOCAL],
+      files,
+      () => ({ status: 200, body: signed }),
+    );
+
+    // Assess
+    expect(result.code).toBe(0);
+    expect(result.stdout).toBe(SAVED);
+    expect(files.files.has('-')).toBe(false);
+  });
+
   it('exits 2 when the file of --out cannot be written', async () => {
     // Arrange: the real file system, a folder that does not exist.
     const api = fakeFetch(() => ({ status: 200, body: signed }));
@@ -249,7 +289,7 @@ describe('lethe verify --key (offline)', () => {
     // Assess
     expect(result.code).toBe(0);
     expect(result.sent).toEqual([]);
-    expect(result.stdout).toBe(VALID);
+    expect(result.stdout).toBe(VALID_BY_PEM);
     expect(result.stderr).toBe('');
   });
 
@@ -283,7 +323,7 @@ describe('lethe verify --key (offline)', () => {
     // Assess
     expect(result.code).toBe(0);
     expect(result.stdout).toBe(
-      `valid: deletion ${DELETION_ID} of acme/logs (partitions before 2026-02-01), 0 objects, completed ${COMPLETED_AT}, signed by ${KEY_ID}\n`,
+      `valid: deletion ${DELETION_ID} of acme/logs (partitions before 2026-02-01), 0 objects, completed ${COMPLETED_AT}, signed by the key in key.pem\n`,
     );
     expect(JSON.parse(json.stdout)).toMatchObject({ valid: true, partitionsBefore: '2026-02-01' });
     expect(moved).not.toBe(partitions);
@@ -301,7 +341,7 @@ describe('lethe verify --key (offline)', () => {
     // Assess
     expect(tampered).not.toBe(SAVED);
     expect(result.code).toBe(10);
-    expect(result.stdout).toBe(INVALID);
+    expect(result.stdout).toBe(INVALID_BY_PEM);
   });
 
   it('exits 10 against another key', async () => {
@@ -313,7 +353,43 @@ describe('lethe verify --key (offline)', () => {
 
     // Assess
     expect(result.code).toBe(10);
-    expect(result.stdout).toBe(INVALID);
+    expect(result.stdout).toBe(INVALID_BY_PEM);
+  });
+
+  it("never names a signer it did not check: a file's keyId is not the PEM key's", async () => {
+    // Arrange: a valid certificate whose keyId (outside the signed part) was changed
+    const renamed = SAVED.replace(
+      `"keyId": "${KEY_ID}"`,
+      '"keyId": "arn:aws:kms:eu-west-1:111122223333:key/other"',
+    );
+    const files = memoryFiles({ 'cert.json': renamed, 'key.pem': signer.key.publicKeyPem });
+
+    // Act
+    const result = await withFiles(['verify', 'cert.json', '--key', 'key.pem', ...OFFLINE], files);
+
+    // Assess: the signature holds for the PEM's key, and only that key is named
+    expect(renamed).not.toBe(SAVED);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toBe(VALID_BY_PEM);
+    expect(result.stdout).not.toContain('key/other');
+  });
+
+  it("exits 10 when the key's JSON names another key than the certificate", async () => {
+    // Arrange: the right public key, but under another id than the certificate's
+    const renamed = SAVED.replace(
+      `"keyId": "${KEY_ID}"`,
+      '"keyId": "arn:aws:kms:eu-west-1:111122223333:key/other"',
+    );
+    const files = memoryFiles({ 'cert.json': renamed, 'key.json': JSON.stringify(signer.key) });
+
+    // Act
+    const result = await withFiles(['verify', 'cert.json', '--key', 'key.json', ...OFFLINE], files);
+
+    // Assess
+    expect(result.code).toBe(10);
+    expect(result.stdout).toBe(
+      `INVALID: the certificate says it was signed by arn:aws:kms:eu-west-1:111122223333:key/other, but the key given is ${KEY_ID}\n`,
+    );
   });
 
   it('exits 10 when a field the signature covers was added', async () => {
@@ -361,7 +437,7 @@ describe('lethe verify --key (offline)', () => {
       stream: 'logs',
       objectsDeleted: 1_602,
       completedAt: COMPLETED_AT,
-      keyId: KEY_ID,
+      keyFile: 'key.pem',
     });
   });
 });
@@ -515,7 +591,13 @@ describe('parsing a saved certificate', () => {
   });
 
   it('takes a public key from JSON that carries publicKeyPem, and refuses JSON without', () => {
-    expect(parsePublicKey(JSON.stringify(signer.key), 'k.json')).toBe(signer.key.publicKeyPem);
+    expect(parsePublicKey(JSON.stringify(signer.key), 'k.json')).toEqual({
+      pem: signer.key.publicKeyPem,
+      keyId: KEY_ID,
+    });
+    expect(parsePublicKey(signer.key.publicKeyPem, 'k.pem')).toEqual({
+      pem: signer.key.publicKeyPem,
+    });
     expect(() => parsePublicKey('{"keyId":"x"}', 'k.json')).toThrow(UsageError);
   });
 });

@@ -136,6 +136,40 @@ describe('ingest', () => {
   });
 });
 
+describe('ingest input', () => {
+  const sending = async (bytes: Uint8Array) => {
+    const api = fakeFetch(() => ({ status: 201, body: { key: 'k.json', count: 1 } }));
+    const { deps, stderr } = cliDependencies({ fetch: api.fetch, readInput: async () => bytes });
+    const code = await run(['ingest', 'acme/logs', 'events.json', ...LOCAL], deps);
+    return { code, sent: api.sent, stderr: stderr.text() };
+  };
+
+  it('leaves out a UTF-8 byte order mark, which JSON parsers refuse', async () => {
+    // Act
+    const result = await sending(new Uint8Array([0xef, 0xbb, 0xbf, ...Buffer.from('[{"a":1}]')]));
+
+    // Assess
+    expect(result.code).toBe(0);
+    expect(result.sent.map((request) => request.body)).toEqual(['[{"a":1}]']);
+  });
+
+  it.each([
+    ['empty', ''],
+    ['blank', ' \n\t\n'],
+    ['a byte order mark alone', '\ufeff'],
+  ])('refuses a file that is %s before sending anything (exit 2)', async (_, text) => {
+    // Act
+    const result = await sending(new TextEncoder().encode(text));
+
+    // Assess
+    expect(result.code).toBe(2);
+    expect(result.sent).toEqual([]);
+    expect(result.stderr).toContain(
+      'lethe: events.json is empty: ingest takes a JSON array of events, e.g. [{"level":"info"}]\n',
+    );
+  });
+});
+
 describe('ingest answers', () => {
   const ingest = async (file: string, reply: FakeReply) => {
     const api = fakeFetch(() => reply);
@@ -218,6 +252,32 @@ describe('ingest answers', () => {
 
     // Assess
     expect(result.stderr).toBe('lethe: InvalidJson: the body is not valid JSON (HTTP 400)\n');
+  });
+
+  it("gives no NDJSON hint the API's message already gives", async () => {
+    // Act
+    const result = await ingest(
+      '{"a":1}\n{"a":2}\n',
+      apiError(
+        400,
+        'InvalidJson',
+        'the body is not valid JSON; it looks like NDJSON (one event per line): send a JSON array, [event, event, ...]',
+      ),
+    );
+
+    // Assess
+    expect(result.stderr).not.toContain('hint: the file looks like NDJSON');
+  });
+
+  it('gives the wrap-in-an-array hint for an object only, not for null or a string', async () => {
+    // Act
+    const refused = apiError(400, 'NotAnArray', 'the body must be a JSON array of events');
+    const asNull = await ingest('null', refused);
+    const asString = await ingest('"x"', refused);
+
+    // Assess
+    expect(asNull.stderr).not.toContain('hint:');
+    expect(asString.stderr).not.toContain('hint:');
   });
 
   it('says a single event needs to be in an array', async () => {

@@ -106,6 +106,32 @@ describe('choosing the endpoint', () => {
     await expect(choice).rejects.toThrow(message);
   });
 
+  it.each([
+    [
+      'localhost:3000',
+      'LETHE_ENDPOINT must be an http or https URL: localhost:3000 (did you mean http://localhost:3000?)',
+    ],
+    [
+      '127.0.0.1:3000',
+      'LETHE_ENDPOINT is not a URL: 127.0.0.1:3000 (did you mean http://127.0.0.1:3000?)',
+    ],
+  ])('suggests the scheme LETHE_ENDPOINT=%s lacks', async (env, message) => {
+    await expect(resolveEndpoint({ env, lookupStack: missing() })).rejects.toThrow(message);
+  });
+
+  it('refuses an empty --endpoint or --stack rather than passing over it', async () => {
+    const lookupStack = vi.fn<StackLookup>(async () => ({ url: 'https://x.invalid/prod' }));
+
+    const endpoint = resolveEndpoint({ flag: '', env: 'http://127.0.0.1:4000', lookupStack });
+    const stack = resolveEndpoint({ stack: '', lookupStack });
+
+    await expect(endpoint).rejects.toThrow(UsageError);
+    await expect(endpoint).rejects.toThrow('--endpoint is empty');
+    await expect(stack).rejects.toThrow(UsageError);
+    await expect(stack).rejects.toThrow('--stack needs the name of a stack');
+    expect(lookupStack).not.toHaveBeenCalled();
+  });
+
   it('refuses a malformed --endpoint as a usage error', async () => {
     const choice = resolveEndpoint({ flag: 'htp:/x', lookupStack: missing() });
 

@@ -69,6 +69,101 @@ describe.each<[string, FakeReply, number, string]>([
   });
 });
 
+describe('an endpoint that answers, but is not Lethe', () => {
+  const PAGE = '<html><body><h1>Sign in to the guest network</h1></body></html>';
+  const page = (): FakeReply => ({
+    status: 200,
+    body: PAGE,
+    headers: { 'content-type': 'text/html' },
+  });
+
+  it.each([
+    ['health', ['health']],
+    ['an ingest', ['ingest', 'acme/logs', '-']],
+    ['a stream read', ['streams', 'get', 'acme/logs']],
+    ['a list', ['streams', 'list', 'acme']],
+  ])('%s exits 6, saying what answered, instead of printing undefined', async (_, argv) => {
+    // Prepare
+    const { deps, stdout, stderr } = cliDependencies({
+      fetch: fakeFetch(page).fetch,
+      readInput: async () => new TextEncoder().encode('[{"n":1}]'),
+    });
+
+    // Act
+    const code = await run([...argv, ...LOCAL], deps);
+
+    // Assess
+    expect(code).toBe(6);
+    expect(stdout.text()).toBe('');
+    expect(stderr.text()).toBe(
+      [
+        `lethe: the endpoint answered HTTP 200 with text/html: ${PAGE}, not Lethe's JSON: is it Lethe's API?`,
+        'the endpoint came from --endpoint',
+        'hint: start the local stack with `npm start`, or check --endpoint',
+        '',
+      ].join('\n'),
+    );
+  });
+
+  it("exits 6 for JSON that is not Lethe's: a health without status, a deletion without state", async () => {
+    // Act: --wait would otherwise poll a state that never comes
+    const health = await lethe(['health'], () => ({ status: 200, body: { hello: 'world' } }));
+    const wait = await lethe(['delete', 'acme/logs', '--wait'], () => ({
+      status: 202,
+      body: { accepted: true },
+    }));
+
+    // Assess
+    expect(health.code).toBe(6);
+    expect(health.stderr).toContain(
+      `lethe: http://127.0.0.1:3000/v1/health answered {"hello":"world"}, not Lethe's {"status":"ok"}: is it Lethe's API?`,
+    );
+    expect(wait.code).toBe(6);
+    expect(wait.stderr).toContain(
+      `lethe: the answer has no state, so it is not Lethe's: {"accepted":true}`,
+    );
+  });
+
+  it("shows an error page's words, not its HTML", async () => {
+    // Act
+    const result = await lethe(['health'], () => ({
+      status: 502,
+      body: '<html><body><h1>502 Bad Gateway</h1></body></html>',
+      headers: { 'content-type': 'text/html' },
+    }));
+
+    // Assess
+    expect(result.code).toBe(1);
+    expect(result.stderr).toBe(
+      "lethe: HTTP502: 502 Bad Gateway (an HTML page, not Lethe's JSON) (HTTP 502)\n",
+    );
+  });
+
+  it('hints at an endpoint that ends in /v1 when no route answers', async () => {
+    // Prepare
+    const { deps, stderr } = cliDependencies({
+      env: { LETHE_ENDPOINT: 'http://127.0.0.1:3000/v1' },
+      fetch: fakeFetch(() => ({
+        status: 404,
+        body: { error: { code: 'RouteNotFound', message: 'no route for /v1/v1/health' } },
+      })).fetch,
+    });
+
+    // Act
+    const code = await run(['health'], deps);
+
+    // Assess
+    expect(code).toBe(3);
+    expect(stderr.text()).toBe(
+      [
+        'lethe: RouteNotFound: no route for /v1/v1/health (HTTP 404)',
+        'hint: the endpoint ends in /v1, which every request adds itself: try http://127.0.0.1:3000',
+        '',
+      ].join('\n'),
+    );
+  });
+});
+
 const refused = Object.assign(new TypeError('fetch failed'), {
   cause: Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }),
 });

@@ -58,7 +58,9 @@ export class SeedReporter {
     if (last !== undefined && at - last < this.#redrawMs && stored < this.#total) return;
     this.#shownAt = at;
     this.#meter.add(at, stored);
-    this.#line.show('SEEDING', at, seedProgress(stored, this.#total, this.#meter.perSecond()));
+    // The last count is a state of its own, so a pipe shows it however soon it came.
+    const state = stored >= this.#total ? 'SEEDED' : 'SEEDING';
+    this.#line.show(state, at, seedProgress(stored, this.#total, this.#meter.perSecond()));
   }
 
   /** Clears the line on a TTY: stdout says the rest. */

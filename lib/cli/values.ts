@@ -60,7 +60,9 @@ export function planId(value: string): string {
 export function integer(option: string, value: string, min: number, max: number): number {
   const number = Number(value);
   if (!/^\d+$/.test(value) || number < min || number > max) {
-    throw new UsageError(`${option} must be an integer from ${min} to ${max} (got ${value})`);
+    throw new UsageError(
+      `${option} must be an integer from ${formatCount(min)} to ${formatCount(max)} (got ${value})`,
+    );
   }
   return number;
 }

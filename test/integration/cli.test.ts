@@ -451,9 +451,11 @@ describe('the lethe CLI against a local stack', () => {
       expect(result.code).toBe(7);
       const lines = result.stderr.split('\n');
       expect(lines[0]).toMatch(/^lethe: InvalidJson: the body is not valid JSON.* \(HTTP 400\)$/);
-      expect(lines).toContain(
-        'hint: the file looks like NDJSON (one event per line); the API takes a JSON array: wrap the lines in [ ... ] with commas',
+      // The API's message says it is NDJSON and what to send; the CLI does not say it again.
+      expect(lines[0]).toContain(
+        'it looks like NDJSON (one event per line): send a JSON array, [event, event, ...]',
       );
+      expect(lines.filter((line) => line.includes('NDJSON'))).toHaveLength(1);
       // Where the API's parser stopped, when its message says: the second line.
       if (/position \d+/.test(lines[0] ?? '')) {
         expect(lines).toContain('the API stopped at position 8 (line 2, column 1)');
@@ -634,11 +636,15 @@ describe('the lethe CLI against a local stack', () => {
       expect(key.stdout).toMatch(
         /^-----BEGIN PUBLIC KEY-----\n[\s\S]+\n-----END PUBLIC KEY-----\n$/,
       );
-      expect(offline.code).toBe(0);
       expect(offline.stderr).toBe('');
+      expect(offline.code).toBe(0);
       expect(offline.stdout).toMatch(new RegExp(`^valid: deletion ${deletionId} of ${ref}, `));
+      // A PEM names no key id: the verdict names the file it checked against.
+      expect(offline.stdout.endsWith(`, signed by the key in ${pem}\n`)).toBe(true);
       expect(tampered.code).toBe(10);
-      expect(tampered.stdout).toMatch(INVALID);
+      expect(tampered.stdout).toBe(
+        `INVALID: the certificate was changed after it was signed, or was not signed by the key in ${pem}\n`,
+      );
       // The same endpoint, for a command that does send: it cannot be reached.
       expect(unreachable.code).toBe(6);
     });

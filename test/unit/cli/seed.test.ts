@@ -89,7 +89,7 @@ describe('lethe seed', () => {
     expect(result.stdout).toBe(
       'seeded 40 objects into acme/logs (s3://lethe-data/streams/acme/logs/1/)\n',
     );
-    expect(result.stderr).toBe('lethe: seeded 0 of 40 objects\n');
+    expect(result.stderr).toBe('lethe: seeded 0 of 40 objects\nlethe: seeded 40 of 40 objects\n');
   });
 
   it('sends 1,000 batches, 16 at a time, by default', async () => {
@@ -302,6 +302,26 @@ describe('the seed progress', () => {
       '\rseeded 5,000 of 5,000 objects (1,250/s)\x1b[K',
       '\r\x1b[K',
     ]);
+  });
+
+  it('shows the last count on a pipe too, however soon after the last line it came', () => {
+    // Prepare: 300 objects stored in under the five seconds between plain lines
+    let clock = 0;
+    const output = memoryOutput();
+    const reporter = new SeedReporter({ output, now: () => clock, total: 300 });
+
+    // Act
+    reporter.update(0);
+    clock = 600;
+    reporter.update(150);
+    clock = 1_200;
+    reporter.update(300);
+    reporter.finish();
+
+    // Assess
+    expect(output.text()).toBe(
+      ['lethe: seeded 0 of 300 objects', 'lethe: seeded 300 of 300 objects (250/s)', ''].join('\n'),
+    );
   });
 
   it('is a plain line every five seconds when stderr is not a TTY', () => {

@@ -1,4 +1,5 @@
 import {
+  BadRequestError,
   type Certificate,
   type CertificateKey,
   CertificateKeyNotFoundError,
@@ -36,6 +37,12 @@ export function certificateOperations({ receipts, signer, keys }: CertificateOpe
     getCertificateKey: async (request) => {
       const keyId = request.query.keyId;
       if (keyId === undefined) return { status: 200, body: await signer.currentKey() };
+      if (keyId === '') {
+        throw new BadRequestError(
+          'InvalidKeyId',
+          "keyId is empty: give a certificate's keyId, or leave it out for the key that signs now",
+        );
+      }
       const current = await signer.currentKey();
       const key = keyId === current.keyId ? current : await keys.get(keyId);
       if (!key) throw new CertificateKeyNotFoundError(keyId);

@@ -557,6 +557,7 @@ export const CASES: Record<Operation, Case[]> = {
     { label: 'the current key by id', query: { keyId: SIGNER.key.keyId } },
     { label: 'a replaced key', query: { keyId: OLD_KEY.keyId } },
     { label: 'a key that never signed', query: { keyId: 'nope' }, fault: { key: null } },
+    { label: 'an empty keyId', query: { keyId: '' } },
   ],
 };
 

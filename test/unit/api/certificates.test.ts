@@ -112,4 +112,10 @@ describe('GET /v1/certificate-key', () => {
       body: { error: { code: 'CertificateKeyNotFound' } },
     });
   });
+
+  it('answers 400 InvalidKeyId for an empty keyId, as the document says (minLength 1)', async () => {
+    const { get } = apiWith();
+    const answer = await get('/v1/certificate-key', {}, { keyId: '' });
+    expect(answer).toMatchObject({ status: 400, body: { error: { code: 'InvalidKeyId' } } });
+  });
 });

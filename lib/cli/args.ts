@@ -23,7 +23,8 @@ export interface Page {
 
 /** One command of `lethe`, with its arguments and the options that go with it. */
 export type Command =
-  | { kind: 'help'; topic?: Group }
+  /** `topic`: a group (`streams`) or a command of its own (`delete`, `verify`...). */
+  | { kind: 'help'; topic?: string }
   | { kind: 'health' }
   | { kind: 'streams.create' | 'streams.get'; tenant: string; stream: string }
   | ({ kind: 'streams.list'; tenant: string } & Page)
@@ -103,9 +104,9 @@ function commandOf(positionals: string[]): Command {
 /** `lethe help [TOPIC]`, `lethe [GROUP] --help`. */
 function helpOf(rest: string[]): Command {
   const [topic] = rest;
-  if (topic === undefined || TOP_LEVEL.includes(topic)) {
-    return isGroup(topic) ? { kind: 'help', topic } : { kind: 'help' };
-  }
+  if (topic === undefined) return { kind: 'help' };
+  if (TOP_LEVEL.includes(topic) && topic !== 'help') return { kind: 'help', topic };
+  if (topic === 'help') return { kind: 'help' };
   throw new UsageError(`unknown help topic ${topic}${didYouMean(topic, TOP_LEVEL)}`);
 }
 

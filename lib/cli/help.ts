@@ -146,6 +146,16 @@ export function groupLines(group: Group): string {
 /** `lethe help streams` */
 export const groupHelp = (group: Group) => `lethe ${group} commands:\n${groupLines(group)}\n`;
 
+/**
+ * `lethe help TOPIC`, `lethe TOPIC --help`: a group's commands, or a command's forms (`delete`
+ * has two), with where the rest is told.
+ */
+export function topicHelp(topic: string): string {
+  if ((GROUPS as readonly string[]).includes(topic)) return groupHelp(topic as Group);
+  const forms = COMMANDS.filter((command) => firstWord(command.usage) === topic);
+  return `${commandLines(forms)}\n\nRun 'lethe --help' for every option, the endpoint and the exit codes.\n`;
+}
+
 /** `lethe --help` */
 export const HELP = `lethe: drive Lethe, the S3 stream deletion service, from a terminal
 

@@ -8,7 +8,7 @@ import { execute, type Interrupts } from './commands.ts';
 import { type EndpointChoice, resolveEndpoint, type StackLookup } from './endpoint.ts';
 import { EXIT, type ExitCode } from './exit-codes.ts';
 import { describeFailure, NoCredentialsError } from './failure.ts';
-import { groupHelp, HELP } from './help.ts';
+import { HELP, topicHelp } from './help.ts';
 import type { Output } from './progress.ts';
 import { type CredentialsProvider, createSigner, needsSigning, regionOfHost } from './signing.ts';
 
@@ -49,7 +49,7 @@ export async function run(argv: readonly string[], deps: CliDependencies): Promi
     const { options } = invocation;
     json = options.json;
     if (command.kind === 'help') {
-      deps.stdout.write(command.topic ? groupHelp(command.topic) : HELP);
+      deps.stdout.write(command.topic ? topicHelp(command.topic) : HELP);
       return EXIT.ok;
     }
     /** The client, once a command needs the API: `verify --key` never does. */

@@ -397,6 +397,30 @@ describe('help', () => {
     },
   );
 
+  it.each([[['help', 'delete']], [['delete', 'acme/logs', '--help']]])(
+    'lethe %j shows the forms of that command, and exits 0',
+    async (argv) => {
+      // Prepare
+      const { deps, stdout } = cliDependencies();
+
+      // Act
+      const code = await run(argv, deps);
+
+      // Assess
+      expect(code).toBe(0);
+      expect(stdout.text()).toBe(
+        [
+          '  lethe delete TENANT/STREAM [--grace DURATION] [--wait]',
+          '                                          the same as streams delete',
+          '  lethe delete TENANT/STREAM --dry-run    the same as streams delete --dry-run',
+          '',
+          "Run 'lethe --help' for every option, the endpoint and the exit codes.",
+          '',
+        ].join('\n'),
+      );
+    },
+  );
+
   it('a bare lethe deletions lists its subcommands on stderr and exits 2', async () => {
     // Prepare
     const { deps, stdout, stderr } = cliDependencies();

@@ -48,18 +48,10 @@ export function requestPartitions(
     const current = await streams.find(tenant, stream);
     if (!current || current.state === 'DELETED') throw new StreamNotFoundError(tenant, stream);
     if (current.state !== 'ACTIVE') throw streams.refusal(current);
-    if (current.partitionDeletionId) {
-      const running = await context.get(current.partitionDeletionId);
-      if (running && !hasEnded(running.state)) {
-        if (running.before === before) {
-          return { done: true, value: { created: false, deletion: running } };
-        }
-        throw new PartitionDeletionInProgressError(
-          `${tenant}/${stream}`,
-          running.deletionId,
-          running.before,
-        );
-      }
+    const held = await heldPartitions(current, context.get);
+    if (held && !hasEnded(held.state)) {
+      if (held.before === before) return { done: true, value: { created: false, deletion: held } };
+      throw inProgress(current, held);
     }
     const now = clock.now().toISOString();
     const deletion: DeletionRecord = { ...newDeletion(current, context.newId(), now), before };
@@ -73,6 +65,8 @@ export function requestPartitions(
         },
         deletionMay('request'),
       ),
+      // As the tombstone: a FAILED holder retried meanwhile and this claim cannot both win.
+      ...(held ? [stillEnded(table, held)] : []),
     ]);
     if (!result.ok) return { done: false, why: `partitions of ${tenant}/${stream}: lost a race` };
     return { done: true, value: { created: true, deletion } };
@@ -80,26 +74,29 @@ export function requestPartitions(
 }
 
 /**
- * The partition deletion a stream holds, read to decide a deletion of the whole stream: one
- * under way refuses it (409, retry when it ends), since two deletions listing the same keys
- * at once would both count them; one that ended comes back, for `stillEnded`.
+ * The partition deletion a stream holds, if any, read before a new deletion of the stream
+ * (whole, or of other partitions): one under way refuses it (`inProgress`), since two
+ * deletions listing the same keys at once would both count them; one that ended is replaced,
+ * on the condition that it has `stillEnded`.
  */
 export async function heldPartitions(
   current: StreamRecord,
   get: (deletionId: string) => Promise<DeletionRecord | undefined>,
 ): Promise<DeletionRecord | undefined> {
-  if (!current.partitionDeletionId) return undefined;
-  const held = await get(current.partitionDeletionId);
-  if (held && !hasEnded(held.state)) {
-    const name = `${current.tenant}/${current.stream}`;
-    throw new PartitionDeletionInProgressError(name, held.deletionId, held.before);
-  }
-  return held;
+  return current.partitionDeletionId ? get(current.partitionDeletionId) : undefined;
 }
 
+/** 409 PartitionDeletionInProgress: the stream's partition deletion `held` is under way. */
+export const inProgress = (current: StreamRecord, held: DeletionRecord) =>
+  new PartitionDeletionInProgressError(
+    `${current.tenant}/${current.stream}`,
+    held.deletionId,
+    held.before,
+  );
+
 /**
- * The tombstone's check that the partition deletion it read has still ended: a FAILED one
- * retried meanwhile makes the tombstone lose, as the tombstone makes that retry lose.
+ * A new deletion's check that the partition deletion it read has still ended: a FAILED one
+ * retried meanwhile makes the new deletion lose, as the new deletion makes that retry lose.
  */
 export const stillEnded = (table: Table, held: DeletionRecord): TransactItem =>
   table.checkItem(keys.deletion(held.tenant, held.deletionId), deletionHasEnded);

@@ -1,11 +1,16 @@
-import { newDeletion, StreamNotFoundError } from '../core/index.ts';
+import { hasEnded, newDeletion, StreamNotFoundError } from '../core/index.ts';
 import { failpoint, RETRY, retry } from '../support/index.ts';
 import { deletionMay } from './conditions.ts';
 import { deletionChanges as changes } from './deletion-changes.ts';
 import type { DeletionRequest } from './deletion-store.ts';
 import { keys } from './layout.ts';
 import type { TakenIn } from './offboarding-store.ts';
-import { heldPartitions, type RequestContext, stillEnded } from './partition-requests.ts';
+import {
+  heldPartitions,
+  inProgress,
+  type RequestContext,
+  stillEnded,
+} from './partition-requests.ts';
 
 /**
  * DeletionStore's request of a whole stream's deletion: the stream DELETING (the tombstone)
@@ -27,6 +32,7 @@ export function requestStream(
       throw streams.refusal(current);
     }
     const held = await heldPartitions(current, context.get);
+    if (held && !hasEnded(held.state)) throw inProgress(current, held);
     const now = clock.now();
     const executeAfter = new Date(now.getTime() + graceSeconds * 1000).toISOString();
     const deletion = newDeletion(current, context.newId(), now.toISOString(), executeAfter);

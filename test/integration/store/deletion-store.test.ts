@@ -461,5 +461,35 @@ describe.skipIf(process.env.LETHE_TEST_API_URL)('DeletionStore over DynamoDB', (
         state: 'PENDING',
       });
     });
+
+    it('decides a retry racing a new partition deletion by their conditions: exactly one wins', async () => {
+      // A partition deletion with another cutoff reads the FAILED one; the retry lands before
+      // its transaction, which must then lose and refuse it as the old one runs again.
+      const { tenant, partitions } = await streamWithPartitions();
+      await failed(tenant, partitions);
+      let raced = false;
+      const deletions = new (class extends DeletionStore {
+        override async get(tenant: string, deletionId: string) {
+          const read = await super.get(tenant, deletionId);
+          if (!raced && deletionId === partitions.deletionId) {
+            raced = true;
+            await stores.deletions.retry(tenant, deletionId);
+          }
+          return read;
+        }
+      })({ table: stores.table, streams: stores.streams });
+
+      await expect(
+        deletions.requestPartitions(tenant, 'logs', '2026-11-15'),
+      ).rejects.toBeInstanceOf(PartitionDeletionInProgressError);
+
+      expect(await stores.streams.get(tenant, 'logs')).toMatchObject({
+        state: 'ACTIVE',
+        partitionDeletionId: partitions.deletionId,
+      });
+      expect(await stores.deletions.get(tenant, partitions.deletionId)).toMatchObject({
+        state: 'PENDING',
+      });
+    });
   });
 });

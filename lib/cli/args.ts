@@ -104,9 +104,8 @@ function commandOf(positionals: string[]): Command {
 /** `lethe help [TOPIC]`, `lethe [GROUP] --help`. */
 function helpOf(rest: string[]): Command {
   const [topic] = rest;
-  if (topic === undefined) return { kind: 'help' };
-  if (TOP_LEVEL.includes(topic) && topic !== 'help') return { kind: 'help', topic };
-  if (topic === 'help') return { kind: 'help' };
+  if (topic === undefined || topic === 'help') return { kind: 'help' };
+  if (TOP_LEVEL.includes(topic)) return { kind: 'help', topic };
   throw new UsageError(`unknown help topic ${topic}${didYouMean(topic, TOP_LEVEL)}`);
 }
 

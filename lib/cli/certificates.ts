@@ -5,7 +5,7 @@ import { ApiError, type LetheClient } from './client.ts';
 import { EXIT, type ExitCode } from './exit-codes.ts';
 import { plural } from './progress.ts';
 import type { Output } from './status-line.ts';
-import { UsageError } from './values.ts';
+import { inputName, UsageError } from './values.ts';
 
 /** Writes `text` to `file`; a file that cannot be written is a UsageError. */
 export type WriteOutput = (file: string, text: string) => Promise<void>;
@@ -107,8 +107,6 @@ export async function saveCertificateKey(
   return EXIT.ok;
 }
 
-const nameOf = (file: string) => (file === '-' ? 'stdin' : file);
-
 /** The checks a saved certificate must pass to be verified at all: `path` holds a `type`. */
 const FIELDS: ReadonlyArray<readonly [string, 'object' | 'string' | 'number']> = [
   ['certificate', 'object'],
@@ -156,13 +154,13 @@ export function parseSavedCertificate(
     document = JSON.parse(text);
   } catch (error) {
     throw new UsageError(
-      `${nameOf(file)} is not JSON: ${error instanceof Error ? error.message : error}`,
+      `${inputName(file)} is not JSON: ${error instanceof Error ? error.message : error}`,
     );
   }
   const problems = problemsOf(document);
   if (problems.length > 0) {
     throw new UsageError(
-      `${nameOf(file)} is not a signed certificate: ${problems.join(', ')} (save one with lethe deletions certificate TENANT DELETION_ID --out FILE)`,
+      `${inputName(file)} is not a signed certificate: ${problems.join(', ')} (save one with lethe deletions certificate TENANT DELETION_ID --out FILE)`,
     );
   }
   return { document, saved: document as SavedCertificate };
@@ -187,7 +185,7 @@ export function parsePublicKey(text: string, file: string): { pem: string; keyId
     return keyId === undefined ? { pem } : { pem, keyId };
   } catch {
     throw new UsageError(
-      `${nameOf(file)} is not a PEM public key (save one with lethe certificate-key --out FILE)`,
+      `${inputName(file)} is not a PEM public key (save one with lethe certificate-key --out FILE)`,
     );
   }
 }
@@ -235,10 +233,10 @@ export async function verify(
   } else {
     const key = parsePublicKey(await decode(command.key), command.key);
     pem = key.pem;
-    signer = key.keyId === undefined ? { keyFile: nameOf(command.key) } : { keyId: key.keyId };
+    signer = key.keyId === undefined ? { keyFile: inputName(command.key) } : { keyId: key.keyId };
   }
-  const valid = signer.keyId === undefined || signer.keyId === saved.keyId;
-  const verdict = { saved, signer, valid: valid && verifyCertificate(document, pem) };
+  const sameKey = signer.keyId === undefined || signer.keyId === saved.keyId;
+  const verdict = { saved, signer, valid: sameKey && verifyCertificate(document, pem) };
   context.stdout.write(context.json ? verdictJson(verdict) : verdictLine(verdict));
   return verdict.valid ? EXIT.ok : EXIT.invalidCertificate;
 }

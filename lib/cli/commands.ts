@@ -9,7 +9,7 @@ import { dryRun, settlePlan } from './plans.ts';
 import { plural } from './progress.ts';
 import { seed } from './seed.ts';
 import { offboard, settleOffboarding } from './tenants.ts';
-import { UsageError } from './values.ts';
+import { inputName, UsageError } from './values.ts';
 
 export type { Interrupts } from './follow.ts';
 
@@ -144,9 +144,8 @@ async function ingest(
   const read = await context.readInput(command.file);
   const events = hasByteOrderMark(read) ? read.subarray(3) : read;
   if (new TextDecoder().decode(events).trim() === '') {
-    const source = command.file === '-' ? 'stdin' : command.file;
     throw new UsageError(
-      `${source} is empty: ingest takes a JSON array of events, e.g. [{"level":"info"}]`,
+      `${inputName(command.file)} is empty: ingest takes a JSON array of events, e.g. [{"level":"info"}]`,
     );
   }
   let response: ApiResponse<{ key: string; count: number }>;

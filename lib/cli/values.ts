@@ -3,6 +3,9 @@ import { formatCount } from './progress.ts';
 import { didYouMean } from './suggest.ts';
 
 /** The command line is wrong: exit 2 with the message and a pointer to `--help`. */
+/** How a file argument is named in a message: `-` is stdin. */
+export const inputName = (file: string) => (file === '-' ? 'stdin' : file);
+
 export class UsageError extends Error {
   override readonly name = 'UsageError';
 }

@@ -70,10 +70,10 @@ export function integer(option: string, value: string, min: number, max: number)
   return number;
 }
 
-/** `--interval`: seconds, fractions allowed. */
+/** `--interval`: seconds in decimal, fractions allowed (`0.5`, `.5`, `2`; not `0x10` or `1e1`). */
 export function seconds(value: string): number {
   const number = Number(value);
-  if (value.trim() === '' || !Number.isFinite(number) || number < 0.1 || number > 3600) {
+  if (!/^(\d+(\.\d*)?|\.\d+)$/.test(value) || number < 0.1 || number > 3600) {
     throw new UsageError(`--interval must be a number of seconds from 0.1 to 3600 (got ${value})`);
   }
   return number;

@@ -326,6 +326,9 @@ describe.each<[string, string]>([
     'delete acme/logs --wait --interval 0',
     '--interval must be a number of seconds from 0.1 to 3600 (got 0)',
   ],
+  // Number() reads these as 16 and 10: an interval is written in decimal.
+  ['delete acme/logs --wait --interval 0x10', '(got 0x10)'],
+  ['delete acme/logs --wait --interval 1e1', '(got 1e1)'],
   [
     'delete acme/logs --dry-run --grace 1h',
     '--dry-run does not go with --grace: a dry run deletes nothing, so there is no grace window to give it',

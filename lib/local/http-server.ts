@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { matchPath } from '../api/routes.ts';
 
@@ -21,7 +22,7 @@ export interface HttpServerOptions {
  */
 export function createHttpServer({ resources, invoke, log, onRequest }: HttpServerOptions): Server {
   const known = [...resources];
-  return createServer((request, response) => {
+  const server = createServer((request, response) => {
     handle(request, response).catch((error: unknown) => {
       log?.(`http: ${(error as Error).message}`);
       if (!response.headersSent) {
@@ -31,6 +32,26 @@ export function createHttpServer({ resources, invoke, log, onRequest }: HttpServ
       }
     });
   });
+  // What Node's parser refuses (a malformed request line, header or length) gets a coded
+  // answer too, where Node's default is a bare 400; the connection cannot be read on, so closes.
+  server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {
+    if (error.code === 'ECONNRESET' || !socket.writable) {
+      socket.destroy();
+      return;
+    }
+    const tooLarge = error.code === 'HPE_HEADER_OVERFLOW';
+    const body = JSON.stringify({
+      error: tooLarge
+        ? { code: 'HeadersTooLarge', message: 'the request headers are too large' }
+        : { code: 'MalformedRequest', message: 'the request is not well-formed HTTP/1.1' },
+    });
+    socket.end(
+      `HTTP/1.1 ${tooLarge ? '431 Request Header Fields Too Large' : '400 Bad Request'}\r\n` +
+        `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
+        `Connection: close\r\n\r\n${body}`,
+    );
+  });
+  return server;
 
   async function handle(request: IncomingMessage, response: ServerResponse) {
     const started = performance.now();

@@ -3,21 +3,26 @@ import { connect } from 'node:net';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createHttpServer } from '../../../lib/local/http-server.ts';
 
-/** Sends a raw HTTP/1.1 request (any target, as a hostile client would) and reads the status. */
-function rawRequest(port: number, target: string, body = '') {
+/** Sends raw bytes and reads the whole answer, up to the server's closing the connection. */
+function rawExchange(port: number, bytes: string) {
   return new Promise<string>((resolve, reject) => {
-    const socket = connect(port, '127.0.0.1', () => {
-      socket.write(
-        `GET ${target} HTTP/1.1\r\nHost: localhost\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
-      );
-    });
+    const socket = connect(port, '127.0.0.1', () => socket.write(bytes));
     let answer = '';
     socket.on('data', (chunk) => {
       answer += chunk.toString();
     });
-    socket.on('end', () => resolve(answer.split('\r\n')[0] ?? ''));
+    socket.on('end', () => resolve(answer));
     socket.on('error', reject);
   });
+}
+
+/** Sends a raw HTTP/1.1 request (any target, as a hostile client would) and reads the status. */
+async function rawRequest(port: number, target: string, body = '') {
+  const answer = await rawExchange(
+    port,
+    `GET ${target} HTTP/1.1\r\nHost: localhost\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
+  return answer.split('\r\n')[0] ?? '';
 }
 
 describe('the local HTTP server', () => {
@@ -57,4 +62,33 @@ describe('the local HTTP server', () => {
     expect(status).toBe('HTTP/1.1 400 Bad Request');
     expect(invoke).not.toHaveBeenCalled();
   });
+
+  it.each([
+    ['a request line that is not HTTP', 'HELLO\r\n\r\n', 'MalformedRequest', '400 Bad Request'],
+    [
+      'a Content-Length that is not a number',
+      'POST /v1/health HTTP/1.1\r\nHost: x\r\nContent-Length: ten\r\n\r\n',
+      'MalformedRequest',
+      '400 Bad Request',
+    ],
+    [
+      'headers larger than Node reads',
+      `GET /v1/health HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`,
+      'HeadersTooLarge',
+      '431 Request Header Fields Too Large',
+    ],
+  ])(
+    'answers %s with a coded JSON error, as every other refusal (Node sent a bare 400)',
+    async (_, bytes, code, status) => {
+      const { port, invoke } = await serve();
+
+      const answer = await rawExchange(port, bytes);
+
+      const [head = '', body = ''] = answer.split('\r\n\r\n');
+      expect(head.split('\r\n')[0]).toBe(`HTTP/1.1 ${status}`);
+      expect(head).toContain('Content-Type: application/json');
+      expect(JSON.parse(body)).toEqual({ error: { code, message: expect.any(String) } });
+      expect(invoke).not.toHaveBeenCalled();
+    },
+  );
 });

@@ -13,6 +13,7 @@ import {
 } from '../core/index.ts';
 import { abortUpload, type Leftovers, uploadsUnder, whatIsLeftOf } from '../s3/index.ts';
 import { failpoint } from '../support/index.ts';
+import { closeOpenPage } from './page-records.ts';
 import type {
   Chains,
   DeletionEvents,
@@ -25,7 +26,7 @@ import type {
 
 export interface FinalizerOptions {
   readonly deletions: Deletions<'claimVerification' | 'complete' | 'fail' | 'nextRound'>;
-  readonly chains: Chains<'settle' | 'totals'>;
+  readonly chains: Chains<'settle' | 'totals' | 'all' | 'completePage'>;
   readonly streams: Streams<'find'>;
   readonly uploads: Uploads<'record' | 'count'>;
   readonly s3: ObjectStore;
@@ -152,8 +153,18 @@ export class Finalizer {
     return (await this.#deletions.nextRound(deletion)).status === 'ok' ? 'next-round' : 'fenced';
   }
 
-  /** Ends a deletion as FAILED with its totals so far (the sweeper's stalled deletions too). */
+  /**
+   * Ends a deletion that stopped making progress (the sweeper's Stalled) as FAILED with its
+   * totals so far. Its pages that were listed but never counted are closed first, each counting
+   * what of it is gone: the attempt that died between a page's delete and its count deleted it,
+   * and neither this receipt nor a retry's new round would count it otherwise.
+   */
   async fail(deletion: DeletionRecord, reason?: FailureReason): Promise<FinalizeOutcome> {
+    for (const chain of await this.#chains.all(deletion)) {
+      for (const page of Object.values(chain.open ?? {})) {
+        await closeOpenPage(this.#s3, this.#chains, chain, page);
+      }
+    }
     return this.#fail(await this.#totals(deletion), reason);
   }
 

@@ -4,6 +4,7 @@ import {
   type ChainRecord,
   type Cursor,
   compareKeys,
+  cutToRange,
   isInRange,
   isInScope,
   type ListedFirstPage,
@@ -11,7 +12,46 @@ import {
   type PageRecord,
   startOf,
 } from '../core/index.ts';
-import { paginateVersionPages } from '../s3/index.ts';
+import { firstPage, type ListingPage, paginateVersionPages } from '../s3/index.ts';
+import type { Chains } from './ports.ts';
+
+/** A chain's next page after `after` (its range's start before the first), cut to its range. */
+export async function listChainPage(
+  client: S3Client,
+  chain: Pick<ChainRecord, 'bucket' | 'prefix' | 'range' | 'versioned'>,
+  after: Cursor | undefined,
+  pageSize: number,
+): Promise<ListingPage> {
+  const listed = await firstPage(
+    { client, pageSize },
+    { Bucket: chain.bucket, Prefix: chain.prefix, After: after ?? startOf(chain.range) },
+    chain.versioned,
+  );
+  return { ...cutToRange(listed, chain.range), prefixes: listed.prefixes };
+}
+
+/**
+ * Counts and closes a page that was listed and never counted, without deleting anything: what
+ * of it is gone was deleted by the attempt that died before counting it (a worker stopped
+ * between its delete and its count until its deletion stalled). Closed, the page counts in the
+ * deletion's receipt, and a retry's new round, which lists only what is left, counts the rest.
+ * A worker that counts the page first wins: the close is then a duplicate.
+ */
+export async function closeOpenPage(
+  client: S3Client,
+  chains: Chains<'completePage'>,
+  chain: ChainRecord,
+  page: PageRecord,
+): Promise<void> {
+  const listing = await listChainPage(client, chain, page.after, 1000);
+  const left = await leftOfPage(client, chain, page, listing.objects);
+  const remaining = left.remaining.filter((object) => !object.marker);
+  await chains.completePage(chain, page, {
+    objects: left.page.count - remaining.length,
+    bytes: left.page.bytes - remaining.reduce((sum, object) => sum + object.size, 0),
+    failed: 0,
+  });
+}
 
 /** The record of a listed page: its range and what it holds (delete markers are not objects). */
 export function pageOf(

@@ -3,14 +3,12 @@ import {
   type Clock,
   type Cursor,
   compareKeys,
-  cutToRange,
   isInRange,
   type ListedObject,
   type PageMessage,
   type PageRecord,
   pageMessage,
   SlowDownError,
-  startOf,
   type WorkMessage,
 } from '../core/index.ts';
 import { firstPage, type ListingPage, type PageResult } from '../s3/index.ts';
@@ -19,7 +17,7 @@ import type { KeyBudget } from './budget.ts';
 import type { DeletionFence } from './fence.ts';
 import type { Finalizer } from './finalizer.ts';
 import { ChainPacer, nextSlot, paceRise } from './pace.ts';
-import { assertInside, leftOfPage, pageOf } from './page-records.ts';
+import { assertInside, leftOfPage, listChainPage, pageOf } from './page-records.ts';
 import type { Chains, Deleter, Deletions, Failures, ObjectStore, WorkSender } from './ports.ts';
 
 export interface PageWorkerOptions {
@@ -212,14 +210,8 @@ export class PageWorker {
     return this.#deleteAndCount(turn.chain, page, objects, turn.chain.cutAt);
   }
 
-  /** The chain's next page after `after` (its range's start before the first), cut to its range. */
   async #list(chain: ChainRecord, after: Cursor | undefined): Promise<ListingPage> {
-    const listed = await firstPage(
-      { client: this.#s3, pageSize: this.#pageSize },
-      { Bucket: chain.bucket, Prefix: chain.prefix, After: after ?? startOf(chain.range) },
-      chain.versioned,
-    );
-    return { ...cutToRange(listed, chain.range), prefixes: listed.prefixes };
+    return listChainPage(this.#s3, chain, after, this.#pageSize);
   }
 
   /**

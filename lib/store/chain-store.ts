@@ -266,8 +266,8 @@ export class ChainStore {
     return result.failed.includes(0) ? duplicate() : fenced();
   }
 
-  /** What a deletion deleted so far: every chain of every round, read at once. */
-  async totals(deletion: Pick<DeletionRecord, 'deletionId' | 'round'>): Promise<DeletionTotals> {
+  /** Every chain of every round of a deletion, read at once. */
+  async all(deletion: Pick<DeletionRecord, 'deletionId'>): Promise<ChainRecord[]> {
     const scope = keys.chainsOf(deletion.deletionId);
     const chains: ChainRecord[] = [];
     for await (const chain of this.#table.query<ChainRecord>({
@@ -277,7 +277,12 @@ export class ChainStore {
     })) {
       chains.push(chain);
     }
-    return totalsOf(chains, deletion.round);
+    return chains;
+  }
+
+  /** What a deletion deleted so far: every chain of every round. */
+  async totals(deletion: Pick<DeletionRecord, 'deletionId' | 'round'>): Promise<DeletionTotals> {
+    return totalsOf(await this.all(deletion), deletion.round);
   }
 
   #key(chain: Pick<ChainRecord, 'deletionId' | 'round' | 'chainId'>) {

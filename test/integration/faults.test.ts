@@ -134,6 +134,32 @@ describe('deleting under injected faults', () => {
     await assertCellCompleted(api, target.s3, cell, completed);
   });
 
+  it('counts what a stalled deletion deleted but never counted, in its FAILED receipt and after a retry', async () => {
+    const faults = faultyClients({});
+    target = await startTarget({
+      settings: { ...SETTINGS, LETHE_MAX_ATTEMPTS: '2' },
+      visibilityTimeoutSeconds: 2,
+      wrapClients: faults.wrap,
+    });
+    const api = apiClient(target.baseUrl);
+    const cell = await prepareCell(api, target.s3, 'uncounted', 60);
+    // Every page's delete reaches S3, and every count after it fails, until the deletion stalls.
+    armFailpoint('worker.after-delete', 'error', 1_000_000);
+
+    const deletionId = await requestDeletion(api, cell.tenant);
+    const stalled = await waitForEnd(api, cell.tenant, deletionId);
+    const left = await listAll(target.s3, cell.location.bucket, cell.location.prefix);
+    disarmFailpoints();
+    await api.call('POST', `/v1/tenants/${cell.tenant}/deletions/${deletionId}/retry`);
+    const completed = await waitForEnd(api, cell.tenant, deletionId);
+
+    expect(stalled.failures).toEqual([{ code: 'Stalled', message: expect.any(String) }]);
+    // The FAILED receipt counts exactly what is gone; the retry counts the rest.
+    expect(left.size).toBeLessThan(cell.objects);
+    expect(stalled.objectsDeleted).toBe(cell.objects - left.size);
+    await assertCellCompleted(api, target.s3, cell, completed);
+  });
+
   it('moves a malformed work message to the DLQ without stopping the pipeline', async () => {
     const { target, api } = await start({});
     const queues = target.local?.resources.queues ?? [];

@@ -11,6 +11,7 @@ import {
   clockOf,
   type DeletionRecord,
   done,
+  duplicate,
   fenced,
   type Outcome,
   ok,
@@ -415,6 +416,8 @@ describe('deletion outcomes, counted once in the invocation that made them', () 
       chains: {
         settle: async () => done,
         totals: async () => ({ objectsDeleted: 10, bytesDeleted: 100, failedObjects: 0 }),
+        all: async () => [],
+        completePage: async () => duplicate(),
       },
       streams: { find: async () => aStream({ state: 'DELETING', deletionId: DELETION_ID }) },
       s3: emptyLocation(),

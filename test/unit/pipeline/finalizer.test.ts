@@ -53,6 +53,8 @@ function finalizer(
   const chains = {
     settle: vi.fn<ChainStore['settle']>(async () => done),
     totals: vi.fn<ChainStore['totals']>(async () => totals),
+    all: vi.fn<ChainStore['all']>(async () => []),
+    completePage: vi.fn<ChainStore['completePage']>(async () => duplicate()),
   } satisfies FinalizerOptions['chains'];
   const streams = {
     find: vi.fn<StreamStore['find']>(async () => stream),

@@ -226,9 +226,8 @@ export class Finalizer {
 
   /** Milliseconds until no ingest admitted before the tombstone can still be writing. */
   async #ingestWait(deletion: DeletionRecord): Promise<number> {
-    // A partition deletion leaves its stream writable: ingests go on into today's partition,
-    // which it never takes (its `before` is today at the latest).
-    if (deletion.ingestsSettled || deletion.before !== undefined) return 0;
+    if (deletion.before !== undefined) return this.#partitionIngestWait(deletion, deletion.before);
+    if (deletion.ingestsSettled) return 0;
     const stream = await this.#streams.find(deletion.tenant, deletion.stream);
     if (stream?.deletionId !== deletion.deletionId || !stream.inflightIngests) return 0;
     return (
@@ -236,5 +235,19 @@ export class Finalizer {
       this.#graceMs -
       this.#clock.now().getTime()
     );
+  }
+
+  /**
+   * A partition deletion leaves its stream writable, and ingests go on into today's partition,
+   * which it never takes (its `before` is today at the latest). But an ingest dates its key when
+   * it is admitted: one admitted before the cutoff's midnight writes the day before, in scope,
+   * and may land up to the grace later. Until then, an ingest in flight is waited for.
+   */
+  async #partitionIngestWait(deletion: DeletionRecord, before: string): Promise<number> {
+    const waitMs =
+      Date.parse(`${before}T00:00:00.000Z`) + this.#graceMs - this.#clock.now().getTime();
+    if (waitMs <= 0) return 0;
+    const stream = await this.#streams.find(deletion.tenant, deletion.stream);
+    return stream?.generation === deletion.generation && stream.inflightIngests ? waitMs : 0;
   }
 }

@@ -40,6 +40,7 @@ const noTotals: DeletionTotals = { objectsDeleted: 0, bytesDeleted: 0, failedObj
 function finalizer(
   stream: StreamRecord | undefined = aStream({ state: 'DELETING', deletionId: DELETION_ID }),
   totals: DeletionTotals = noTotals,
+  now = NOW,
 ) {
   const deletions = {
     // The claim answers the deletion as it wrote it (ready, and now claimed).
@@ -80,7 +81,7 @@ function finalizer(
     events,
     ingestGraceSeconds: 30,
     maxRounds: 3,
-    clock: clockOf(() => NOW),
+    clock: clockOf(() => now),
   });
   return { subject, deletions, chains, streams, uploads, queue, events };
 }
@@ -303,6 +304,42 @@ describe('Finalizer.finalize', () => {
     // Assess
     expect(outcome).toBe('completed');
     expect(streams.find).not.toHaveBeenCalled();
+  });
+
+  describe('of partitions before today, just after midnight', () => {
+    // NOW's day is 2026-03-01: a deletion of the days before it, looked at 10 s past midnight.
+    const today = ready({ before: '2026-03-01' });
+    const justAfterMidnight = new Date('2026-03-01T00:00:10.000Z');
+    const active = (inflightIngests: number) => aStream({ state: 'ACTIVE', inflightIngests });
+
+    it('waits for an ingest in flight: admitted before midnight, it writes yesterday', async () => {
+      // Prepare
+      const { subject, queue } = finalizer(active(1), noTotals, justAfterMidnight);
+
+      // Act
+      const outcome = await subject.finalize(today);
+
+      // Assess
+      expect(outcome).toBe('delayed');
+      expect(queue.send).toHaveBeenCalledExactlyOnceWith([finalizeMessage(today)], 2);
+      expect(s3.calls()).toHaveLength(0);
+    });
+
+    it.each<[string, StreamRecord, Date]>([
+      ['no ingest is in flight', active(0), justAfterMidnight],
+      ['the grace has passed since midnight', active(1), new Date('2026-03-01T00:00:31.000Z')],
+      ['the stream is another incarnation', { ...active(1), generation: 2 }, justAfterMidnight],
+    ])('does not wait when %s', async (_, stream, now) => {
+      // Prepare
+      leftover([]);
+      const { subject } = finalizer(stream, noTotals, now);
+
+      // Act
+      const outcome = await subject.finalize(today);
+
+      // Assess
+      expect(outcome).toBe('completed');
+    });
   });
 
   it("does not wait for ingests into another deletion's stream record", async () => {

@@ -27,7 +27,8 @@ export interface RetentionReport {
 /**
  * The daily retention run, at every sweep: each stream with a policy of N days gets a partition
  * deletion of the `dt=` partitions of days before today minus N, at most one a day per stream
- * however many sweeps repeat or overlap (the day's run is claimed with a condition first).
+ * however many sweeps repeat or overlap (the day's run is claimed with a condition first, which
+ * also holds only while the policy is still N days).
  */
 export class RetentionRunner {
   readonly #streams: RetentionOptions['streams'];
@@ -49,7 +50,10 @@ export class RetentionRunner {
       const days = stream.retentionDays;
       if (stream.state !== 'ACTIVE' || !days) continue;
       if (stream.retentionRunOn !== undefined && stream.retentionRunOn >= today) continue;
-      if (!(await this.#streams.claimRetentionRun(stream, today))) continue;
+      // The index lags and this page was read a while ago: the claim holds only while the
+      // policy is still `days`, so a policy removed or changed since is not applied (a later
+      // sweep reads the new one). A refused claim is a skip, like the ones above.
+      if (!(await this.#streams.claimRetentionRun(stream, days, today))) continue;
       report.claimed++;
       try {
         const before = daysBefore(now, days);

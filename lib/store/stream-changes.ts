@@ -68,14 +68,21 @@ export function retentionChange(
   };
 }
 
-/** Today's run of an ACTIVE stream's policy, claimed once: at most one a day. */
-export function retentionRunChange(stream: StreamRecord, today: string): Change {
+/**
+ * Today's run of an ACTIVE stream's policy of `days` days, claimed once (at most one a day) and
+ * only while the policy is still `days`, the number the run's cutoff is computed from: a policy
+ * removed or changed since it was read is not applied.
+ */
+export function retentionRunChange(stream: StreamRecord, days: number, today: string): Change {
   return {
     update: 'SET retentionRunOn = :today',
     values: { ':today': today },
-    condition: all(streamMay('plan'), atGeneration(stream.generation), {
-      expression: 'attribute_not_exists(retentionRunOn) OR retentionRunOn < :today',
-    }),
+    condition: all(
+      streamMay('plan'),
+      atGeneration(stream.generation),
+      equals('retentionDays', days),
+      { expression: 'attribute_not_exists(retentionRunOn) OR retentionRunOn < :today' },
+    ),
   };
 }
 

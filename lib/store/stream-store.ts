@@ -264,10 +264,14 @@ export class StreamStore {
     });
   }
 
-  /** Claims today's retention run of an ACTIVE stream: at most one a day, however many sweeps. */
-  async claimRetentionRun(stream: StreamRecord, today: string): Promise<boolean> {
+  /**
+   * Claims today's retention run of an ACTIVE stream whose policy is still `days` days: at most
+   * one a day, however many sweeps. False if refused (run already, no longer ACTIVE at its
+   * generation, or the policy removed or changed since it was read).
+   */
+  async claimRetentionRun(stream: StreamRecord, days: number, today: string): Promise<boolean> {
     const key = keys.stream(stream.tenant, stream.stream);
-    return (await this.#table.update(key, retentionRunChange(stream, today))).ok;
+    return (await this.#table.update(key, retentionRunChange(stream, days, today))).ok;
   }
 
   /** The stream is held by this deletion, at its generation. */

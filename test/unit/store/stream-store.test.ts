@@ -94,3 +94,42 @@ describe('StreamStore (invariant 2: no create or ingest during deletion, decided
     expect(second?.ExpressionAttributeValues).toEqual({ ':from0': 'DELETED', ':generation': 3 });
   });
 });
+
+describe("StreamStore's retention claim (a policy removed or changed since the read is not applied)", () => {
+  it('claims the day only while the policy is still the number of days read', async () => {
+    dynamodb.on(UpdateCommand).resolves({ Attributes: { ...STREAM_KEY, ...aStream() } });
+
+    const claimed = await streamStore().claimRetentionRun(
+      aStream({ retentionDays: 7 }),
+      7,
+      '2026-03-01',
+    );
+
+    expect(claimed).toBe(true);
+    const input = dynamodb.commandCalls(UpdateCommand)[0]?.args[0].input;
+    expect(input).toMatchObject({
+      Key: STREAM_KEY,
+      UpdateExpression: 'SET retentionRunOn = :today',
+    });
+    expect(input?.ConditionExpression).toContain('(#retentionDays = :retentionDays)');
+    expect(input?.ExpressionAttributeNames).toMatchObject({ '#retentionDays': 'retentionDays' });
+    expect(input?.ExpressionAttributeValues).toMatchObject({
+      ':retentionDays': 7,
+      ':generation': 1,
+      ':today': '2026-03-01',
+    });
+  });
+
+  it('answers false, not an error, when the condition refuses the claim', async () => {
+    dynamodb.on(UpdateCommand).rejects(refusedBy(aStream()));
+
+    const claimed = await streamStore().claimRetentionRun(
+      aStream({ retentionDays: 7 }),
+      7,
+      '2026-03-01',
+    );
+
+    expect(claimed).toBe(false);
+    expect(writes()).toHaveLength(1);
+  });
+});

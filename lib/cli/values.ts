@@ -1,4 +1,10 @@
-import { DELETION_STATES, type DeletionState, isDeletionId, NAME_PATTERN } from '../core/index.ts';
+import {
+  DELETION_STATES,
+  type DeletionState,
+  isDay,
+  isDeletionId,
+  NAME_PATTERN,
+} from '../core/index.ts';
 import { formatCount } from './progress.ts';
 import { didYouMean } from './suggest.ts';
 
@@ -122,14 +128,7 @@ export function deletionState(value: string): DeletionState {
 
 /** `--before`: a real day, YYYY-MM-DD. Whether it lies after today is the API's to say. */
 export function day(option: string, value: string): string {
-  const parsed = new Date(`${value}T00:00:00.000Z`);
-  if (
-    /^\d{4}-\d{2}-\d{2}$/.test(value) &&
-    !Number.isNaN(parsed.getTime()) &&
-    parsed.toISOString().slice(0, 10) === value
-  ) {
-    return value;
-  }
+  if (isDay(value)) return value;
   throw new UsageError(`${option} must be a day, YYYY-MM-DD (got ${JSON.stringify(value)})`);
 }
 

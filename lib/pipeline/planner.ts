@@ -3,12 +3,13 @@ import {
   type Clock,
   chainIdOf,
   countPage,
-  isInside,
+  isInScope,
   NO_COUNTS,
   type PlanChainRecord,
   type PlanPageMessage,
   type PlanRecord,
   planPageMessage,
+  scopeOf,
   systemClock,
 } from '../core/index.ts';
 import { childrenOf, firstPage, isBucketVersioned, isRefusal, uploadsUnder } from '../s3/index.ts';
@@ -101,8 +102,8 @@ export class Planner {
       ),
     );
     if (listed === 'failed') return 'failed';
-    // Only what lies inside the location is counted (a listing by prefix cannot widen it).
-    const inside = listed.objects.filter((entry) => isInside(entry.key, plan.prefix));
+    // Only what the deletion may take is counted (a listing by prefix cannot widen it).
+    const inside = listed.objects.filter((entry) => isInScope(entry.key, scopeOf(plan)));
     const counted = await this.#plans.countPage(
       chain,
       countPage(inside, plan.versioned === true),
@@ -124,7 +125,7 @@ export class Planner {
     const uploads = await this.#unlessRefused(plan, async () => {
       let count = 0;
       for await (const page of uploadsUnder(this.#s3, plan.bucket, plan.prefix)) {
-        count += page.filter((upload) => isInside(upload.key, plan.prefix)).length;
+        count += page.filter((upload) => isInScope(upload.key, scopeOf(plan))).length;
       }
       return count;
     });
@@ -167,10 +168,11 @@ export class Planner {
   async #layout(plan: PlanRecord, versioned: boolean) {
     let direct = NO_COUNTS;
     const listed = await childrenOf(this.#s3, plan, versioned, (entries) => {
-      const inside = entries.filter((entry) => isInside(entry.key, plan.prefix));
+      // The location's own key (a console "folder") is the deletion's too.
+      const inside = entries.filter((entry) => isInScope(entry.key, scopeOf(plan)));
       direct = addCounts(direct, { ...countPage(inside, versioned), pages: 0 });
     });
-    const children = listed.prefixes.filter((prefix) => isInside(prefix, plan.prefix));
+    const children = listed.prefixes.filter((prefix) => isInScope(prefix, scopeOf(plan)));
     const chains: PlanChainLayout[] = children.map((prefix) => ({
       chainId: chainIdOf(prefix),
       prefix,

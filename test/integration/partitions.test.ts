@@ -49,9 +49,16 @@ describe.skipIf(process.env.LETHE_TEST_API_URL)('partitions and retention', () =
   }
 
   it('deletes the partitions strictly before the cutoff, and nothing else, while ingest goes on', async () => {
-    // Arrange
+    // Arrange: beside the day partitions, partitions whose names have a day's shape but are
+    // not days (month 13, day 00, 30 February): in no day's partition, so never touched
     const name = tenant();
     const { bucket, prefix } = await seeded(name);
+    const notDays = ['dt=2025-13-45/x.json', 'dt=0000-00-00/y.json', 'dt=2025-02-30/w.json'];
+    await seedObjects(
+      target.s3,
+      bucket,
+      notDays.map((key) => ({ key: `${prefix}${key}`, body: '{}' })),
+    );
 
     // Act: the deletion, with ingests racing it
     const reply = await api.call<DeletionReceipt>(
@@ -74,7 +81,7 @@ describe.skipIf(process.env.LETHE_TEST_API_URL)('partitions and retention', () =
     expect(left.filter((key) => /^dt=2026-01-0[12]\//.test(key))).toEqual([]);
     expect(left.filter((key) => /^dt=2026-01-0[34]\//.test(key))).toHaveLength(12);
     expect(left).toEqual(
-      expect.arrayContaining(['manifest.json', 'schema/v1.json', 'dt=bogus/x.json']),
+      expect.arrayContaining(['manifest.json', 'schema/v1.json', 'dt=bogus/x.json', ...notDays]),
     );
     const today = `dt=${dayOf(new Date())}/`;
     expect(left.filter((key) => key.startsWith(today))).toHaveLength(5);

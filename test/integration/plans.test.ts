@@ -171,6 +171,50 @@ describe('plans (dry runs)', () => {
     expect((await api.get(cell.tenant, 'logs')).body).toEqual(stream);
   });
 
+  it("counts what the deletion takes: the location's own key and an upload at it too", async () => {
+    // Arrange: a console "folder" object and an upload whose key is the location itself,
+    // beside partitions of several pages and keys directly under the location
+    const name = tenant();
+    const created = await api.create(name, 'logs');
+    const { bucket, prefix } = parseLocation(String(created.body.location));
+    const keys = [
+      prefix,
+      `${prefix}manifest.json`,
+      ...Array.from({ length: 12 }, (_, n) => `${prefix}dt=2026-01-0${1 + (n % 2)}/k${n}.json`),
+    ];
+    const bytes = await seedObjects(
+      target.s3,
+      bucket,
+      keys.map((key, n) => ({ key, body: key === prefix ? '' : 'x'.repeat(n) })),
+    );
+    for (const key of [prefix, `${prefix}dt=2026-01-01/big.bin`]) {
+      await target.s3.send(new CreateMultipartUploadCommand({ Bucket: bucket, Key: key }));
+    }
+
+    // Act: the plan, then the deletion it previews
+    guard.armed = true;
+    const previewed = await plan(api, name);
+    guard.armed = false;
+    const deletion = await api.delete(name, 'logs');
+    const receipt = await waitForEnd(api, name, String(deletion.body.deletionId));
+
+    // Assess: the plan's counts are the receipt's, and both are everything there was
+    expect(guard.refused).toEqual([]);
+    expect(receipt).toMatchObject({
+      state: 'COMPLETED',
+      objectsDeleted: keys.length,
+      bytesDeleted: bytes,
+      multipartUploadsAborted: 2,
+    });
+    expect(previewed).toMatchObject({
+      state: 'COMPLETED',
+      objects: receipt.objectsDeleted,
+      versions: receipt.objectsDeleted,
+      bytes: receipt.bytesDeleted,
+      multipartUploads: receipt.multipartUploadsAborted,
+    });
+  });
+
   it('completes, exactly, a plan whose pages were lost: the sweeper takes it on again', async () => {
     // Arrange: every page the plan sends is lost until the sweeper has had it stalled once
     const cell = await prepareCell(api, target.s3, tenant(), 30);

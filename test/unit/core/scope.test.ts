@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import {
   BadRequestError,
   daysBefore,
+  isDay,
   isInScope,
   parseCutoff,
   partitionDayOf,
@@ -22,6 +23,12 @@ describe('isInScope', () => {
     ['dt=bogus/x.json', false],
     ['dt=2026-01-02', false],
     ['dt=2026-1-2/x.json', false],
+    // The shape of a day, but not a day: in no day's partition, so before no cutoff.
+    ['dt=2025-13-45/x.json', false],
+    ['dt=0000-00-00/y.json', false],
+    ['dt=2025-02-30/w.json', false],
+    ['dt=2025-02-29/x.json', false],
+    ['dt=2024-02-29/leap.json', true],
   ])('a partition deletion before 2026-01-03 may touch %s: %s', (key, expected) => {
     expect(isInScope(`${location}${key}`, partitions)).toBe(expected);
   });
@@ -32,6 +39,37 @@ describe('isInScope', () => {
         const key = `streams/acme/logs2/${rest}`;
         expect(isInScope(key, withCutoff ? partitions : { location })).toBe(false);
       }),
+    );
+  });
+
+  it('finds no day in a partition whose name is not a real day', () => {
+    for (const name of ['2025-13-45', '0000-00-00', '2025-02-30', '2026-04-31', '2026-00-10']) {
+      expect(partitionDayOf(`${location}dt=${name}/x.json`, location)).toBeUndefined();
+    }
+    expect(partitionDayOf(`${location}dt=2024-02-29/x.json`, location)).toBe('2024-02-29');
+  });
+
+  it('takes as a partition day exactly what a cutoff takes as a day', () => {
+    const digits = (length: number) =>
+      fc.array(fc.integer({ min: 0, max: 9 }), { minLength: length, maxLength: length });
+    const shaped = fc
+      .tuple(digits(4), digits(2), digits(2))
+      .map((parts) => parts.map((part) => part.join('')).join('-'));
+    const farFuture = new Date('9999-12-31T00:00:00.000Z');
+    fc.assert(
+      fc.property(shaped, (name) => {
+        let cutoff: boolean;
+        try {
+          cutoff = parseCutoff(name, farFuture) === name;
+        } catch {
+          cutoff = false;
+        }
+        expect(isDay(name)).toBe(cutoff);
+        expect(partitionDayOf(`${location}dt=${name}/x.json`, location)).toBe(
+          cutoff ? name : undefined,
+        );
+      }),
+      { numRuns: 2000 },
     );
   });
 

@@ -1,5 +1,6 @@
 import { LetheError } from './errors.ts';
 import type { DeletionState } from './lifecycle.ts';
+import type { DeletionRecord } from './records.ts';
 
 /**
  * A tenant's offboarding: every stream of the tenant gets a deletion (one page of streams per
@@ -47,6 +48,11 @@ export interface OffboardingLink {
   tenant: string;
   stream: string;
   deletionId: string;
+  /**
+   * The deletion was requested before the offboarding took the stream in (by the tenant, say):
+   * the offboarding waits for it but does not own it, so cancelling the offboarding leaves it.
+   */
+  adopted?: true;
 }
 
 export interface OffboardingView {
@@ -64,6 +70,64 @@ export interface OffboardingView {
   executeAfter: string;
   completedAt?: string;
   cancelledAt?: string;
+}
+
+/**
+ * What the offboarding's own item tells of it, an event's detail: its view less what only its
+ * deletions' records hold (their ids and states, and the summed counts until it COMPLETED).
+ */
+export type OffboardingItemView = Omit<
+  OffboardingView,
+  'deletions' | 'deletionStates' | 'objectsDeleted' | 'bytesDeleted'
+> &
+  Partial<Pick<OffboardingView, 'objectsDeleted' | 'bytesDeleted'>>;
+
+/** Its state as the API answers it at `at`: SCHEDULED while RUNNING within its grace window. */
+export const offboardingStateAt = (
+  record: Pick<OffboardingRecord, 'state' | 'executeAfter'>,
+  at: Date,
+): OffboardingView['state'] =>
+  record.state === 'RUNNING' && Date.parse(record.executeAfter) > at.getTime()
+    ? 'SCHEDULED'
+    : record.state;
+
+/**
+ * The offboarding as the API answers it at `at`: with its deletions, the view; without them,
+ * what its item alone holds of it.
+ */
+export function toOffboardingView(
+  record: OffboardingRecord,
+  at: Date,
+  deletions: readonly DeletionRecord[],
+): OffboardingView;
+export function toOffboardingView(record: OffboardingRecord, at: Date): OffboardingItemView;
+export function toOffboardingView(
+  record: OffboardingRecord,
+  at: Date,
+  deletions?: readonly DeletionRecord[],
+): OffboardingView | OffboardingItemView {
+  const states: Partial<Record<DeletionState, number>> = {};
+  for (const deletion of deletions ?? []) {
+    states[deletion.state] = (states[deletion.state] ?? 0) + 1;
+  }
+  const sum = (field: 'objectsDeleted' | 'bytesDeleted') =>
+    record[field] ?? deletions?.reduce((total, deletion) => total + deletion[field], 0);
+  const objectsDeleted = sum('objectsDeleted');
+  const bytesDeleted = sum('bytesDeleted');
+  return {
+    tenant: record.tenant,
+    offboardingId: record.offboardingId,
+    state: offboardingStateAt(record, at),
+    ...(deletions ? { deletions: deletions.map((deletion) => deletion.deletionId) } : {}),
+    streams: record.streams,
+    ...(deletions ? { deletionStates: states } : {}),
+    ...(objectsDeleted !== undefined ? { objectsDeleted } : {}),
+    ...(bytesDeleted !== undefined ? { bytesDeleted } : {}),
+    requestedAt: record.requestedAt,
+    executeAfter: record.executeAfter,
+    ...(record.completedAt ? { completedAt: record.completedAt } : {}),
+    ...(record.cancelledAt ? { cancelledAt: record.cancelledAt } : {}),
+  };
 }
 
 export const hasOffboardingEnded = (state: OffboardingState) =>

@@ -1,7 +1,6 @@
 import {
   type Clock,
   type DeletionRecord,
-  type DeletionState,
   type OffboardingLink,
   OffboardingNotFoundError,
   type OffboardingRecord,
@@ -9,6 +8,7 @@ import {
   PartitionDeletionInProgressError,
   StreamNotFoundError,
   systemClock,
+  toOffboardingView,
 } from '../core/index.ts';
 import type {
   DeletionRequest,
@@ -26,6 +26,7 @@ export interface OffboarderOptions {
     | 'links'
     | 'relink'
     | 'advance'
+    | 'windowEnded'
     | 'complete'
     | 'settleCancel'
     | 'countCompleted'
@@ -45,13 +46,13 @@ const SETTLE_AFTER_MS = 120_000;
 
 /**
  * A tenant's offboarding, driven by its own writes: each fan-out step takes one page of the
- * tenant's streams in (a deletion each, with the offboarding's grace window; streams being
- * deleted already are taken in as they are) and records how far it got, and that write reaches
- * the dispatcher as the next step. No invocation walks all of a tenant's streams. Each of its
- * deletions names it and is counted as it completes (`deletionCompleted`, from the dispatcher),
- * and the count reaching the streams taken in completes the offboarding at once; the sweeper
- * completes one whose count fell short (a stream record that failed for good), and finishes
- * cancelling one.
+ * tenant's streams in (a deletion each, with the offboarding's grace window; a stream being
+ * deleted already has its deletion adopted as it is, which a cancel leaves) and records how far
+ * it got, and that write reaches the dispatcher as the next step. No invocation walks all of a
+ * tenant's streams. Each of its deletions names it and is counted as it completes
+ * (`deletionCompleted`, from the dispatcher), and the count reaching the streams taken in
+ * completes the offboarding at once; the sweeper completes one whose count fell short (a stream
+ * record that failed for good), writes the end of its grace window, and finishes cancelling one.
  */
 interface Linked {
   link: OffboardingLink;
@@ -93,7 +94,7 @@ export class Offboarder {
     let taken: string | undefined;
     for (const stream of page.streams) {
       // A new deletion is linked in its own tombstone's transaction; one under way already (a
-      // stream being deleted, or a step repeated after a crash) is linked, once, after it.
+      // stream being deleted) is adopted, once, after it (a repeated step's is linked already).
       let requested: DeletionRequest;
       try {
         requested = await this.#deletions.request(seen.tenant, stream.stream, grace, {
@@ -154,10 +155,16 @@ export class Offboarder {
   async refresh(offboarding: OffboardingRecord): Promise<'completed' | 'running' | 'cancelled'> {
     if (offboarding.state === 'CANCELLED') return this.#cancelRest(offboarding);
     if (offboarding.state !== 'RUNNING') return 'running';
+    const now = this.#clock.now().getTime();
     if (!offboarding.fannedOut) {
-      const idle = this.#clock.now().getTime() - Date.parse(offboarding.updatedAt);
+      const idle = now - Date.parse(offboarding.updatedAt);
       if (idle < this.#staleAfterMs) return 'running';
       return (await this.fanOut(offboarding)) === 'completed' ? 'completed' : 'running';
+    }
+    // Its window is over and its last write was within it: the write that says so (RUNNING).
+    const window = Date.parse(offboarding.executeAfter);
+    if (Date.parse(offboarding.updatedAt) < window && now >= window) {
+      await this.#offboardings.windowEnded(offboarding);
     }
     const linked = await this.#linked(offboarding);
     const cancelled = linked.filter(({ deletion }) => deletion?.state === 'CANCELLED');
@@ -184,34 +191,17 @@ export class Offboarder {
     const deletions = (await this.#linked(offboarding))
       .map(({ deletion }) => deletion)
       .filter((deletion): deletion is DeletionRecord => deletion !== undefined);
-    const states: Partial<Record<DeletionState, number>> = {};
-    for (const deletion of deletions) states[deletion.state] = (states[deletion.state] ?? 0) + 1;
-    const scheduled =
-      offboarding.state === 'RUNNING' &&
-      Date.parse(offboarding.executeAfter) > this.#clock.now().getTime();
-    return {
-      tenant,
-      offboardingId: offboarding.offboardingId,
-      state: scheduled ? 'SCHEDULED' : offboarding.state,
-      deletions: deletions.map((deletion) => deletion.deletionId),
-      streams: offboarding.streams,
-      deletionStates: states,
-      objectsDeleted:
-        offboarding.objectsDeleted ?? deletions.reduce((sum, d) => sum + d.objectsDeleted, 0),
-      bytesDeleted:
-        offboarding.bytesDeleted ?? deletions.reduce((sum, d) => sum + d.bytesDeleted, 0),
-      requestedAt: offboarding.requestedAt,
-      executeAfter: offboarding.executeAfter,
-      ...(offboarding.completedAt ? { completedAt: offboarding.completedAt } : {}),
-      ...(offboarding.cancelledAt ? { cancelledAt: offboarding.cancelledAt } : {}),
-    };
+    return toOffboardingView(offboarding, this.#clock.now(), deletions);
   }
 
-  /** Cancels every deletion it took in that has not started; settles once none is left. */
+  /**
+   * Cancels every deletion it requested that has not started; settles once none is left. One it
+   * adopted (requested before it, by the tenant, say) keeps its own schedule.
+   */
   async #cancelRest(offboarding: OffboardingRecord): Promise<'cancelled'> {
     let left = 0;
-    for (const { deletion } of await this.#linked(offboarding)) {
-      if (deletion?.state !== 'SCHEDULED') continue;
+    for (const { link, deletion } of await this.#linked(offboarding)) {
+      if (link.adopted || deletion?.state !== 'SCHEDULED') continue;
       left++;
       try {
         await this.#deletions.cancel(deletion.tenant, deletion.deletionId);
@@ -235,18 +225,21 @@ export class Offboarder {
   async #retake(offboarding: OffboardingRecord, cancelled: Linked[]) {
     for (const { link } of cancelled) {
       try {
-        const { deletion } = await this.#deletions.request(
+        const { created, deletion } = await this.#deletions.request(
           offboarding.tenant,
           link.stream,
           this.#graceLeft(offboarding),
           // Linked below, in place of the cancelled one.
           { offboardingId: offboarding.offboardingId, linkItems: () => [] },
         );
+        // Requested since by someone else: adopted. One naming it is its own (a repeat).
+        const adopted = !created && deletion.offboardingId !== offboarding.offboardingId;
         await this.#offboardings.relink(
           offboarding,
           link.stream,
           link.deletionId,
           deletion.deletionId,
+          adopted,
         );
       } catch (error) {
         // Gone since (a later deletion completed it): nothing of it is left to delete. Or a

@@ -1,5 +1,11 @@
 import { type BusEvent, MAX_ENTRIES, type PutResult } from '../bus/index.ts';
-import { type DeletionRecord, type OffboardingRecord, toReceipt } from '../core/index.ts';
+import {
+  type DeletionRecord,
+  type OffboardingRecord,
+  offboardingStateAt,
+  toOffboardingView,
+  toReceipt,
+} from '../core/index.ts';
 
 export interface PublisherOptions {
   readonly bus: { putAll(events: BusEvent[]): Promise<PutResult> };
@@ -46,18 +52,27 @@ export function deletionAnnouncement({ before, after }: DeletionChange): Announc
   };
 }
 
-/** A tenant offboarding's state change: what it took in and, once it ended, what it deleted. */
+/**
+ * A tenant offboarding's state change, as the API answers it at that write (SCHEDULED while its
+ * grace window lasts, RUNNING from the first write after it, COMPLETED, CANCELLED), once each;
+ * the detail is its view from the item alone (no deletion ids or states, no table keys).
+ */
 export function offboardingAnnouncement({
   before,
   after,
 }: OffboardingChange): Announcement | undefined {
-  if (before?.state === after.state && before.offboardingId === after.offboardingId) {
+  const at = new Date(after.updatedAt);
+  const same = before?.offboardingId === after.offboardingId;
+  if (
+    before &&
+    same &&
+    offboardingStateAt(before, new Date(before.updatedAt)) === offboardingStateAt(after, at)
+  ) {
     return undefined;
   }
-  const { type: _type, fanoutAfter: _after, ...detail } = after;
   return {
     subject: `OFFBOARDING#${after.offboardingId}`,
-    event: { detailType: OFFBOARDING_STATE_CHANGE, detail, time: new Date(after.updatedAt) },
+    event: { detailType: OFFBOARDING_STATE_CHANGE, detail: toOffboardingView(after, at), time: at },
   };
 }
 

@@ -80,10 +80,38 @@ export class OffboardingStore {
    * step counts nothing twice. For a stream it requests the deletion of, these writes join the
    * tombstone's transaction (`linkItems`), so no deletion of the offboarding goes unlinked.
    */
+  linkItems(
+    offboarding: OffboardingRecord,
+    stream: string,
+    deletionId: string,
+    adopted = false,
+  ): TransactItem[] {
+    const { offboardingId, tenant } = offboarding;
+    const link: OffboardingLink = {
+      offboardingId,
+      tenant,
+      stream,
+      deletionId,
+      ...(adopted ? { adopted } : {}),
+    };
+    return [
+      this.#table.putItem({ ...keys.offboardingLink(offboardingId, stream), ...link }, isAbsent),
+      this.#table.updateItem(keys.offboarding(tenant), {
+        update: 'ADD streams :one',
+        values: { ':one': 1 },
+        condition: equals('offboardingId', offboardingId),
+      }),
+    ];
+  }
+
+  /**
+   * Takes in a stream whose deletion was requested before it (by the tenant, say), once: as
+   * adopted, which a cancel of the offboarding leaves to its own schedule. The deletion names
+   * the offboarding, as one it requested does, so its completion counts.
+   */
   async link(offboarding: OffboardingRecord, stream: string, deletionId: string): Promise<boolean> {
     const linked = await this.#table.transact([
-      ...this.linkItems(offboarding, stream, deletionId),
-      // The deletion names the offboarding, as one it requested does: its completion counts.
+      ...this.linkItems(offboarding, stream, deletionId, true),
       this.#table.updateItem(keys.deletion(offboarding.tenant, deletionId), {
         update: 'SET offboardingId = :offboarding',
         values: { ':offboarding': offboarding.offboardingId },
@@ -91,26 +119,6 @@ export class OffboardingStore {
       }),
     ]);
     return linked.ok;
-  }
-
-  linkItems(offboarding: OffboardingRecord, stream: string, deletionId: string): TransactItem[] {
-    const link: OffboardingLink = {
-      offboardingId: offboarding.offboardingId,
-      tenant: offboarding.tenant,
-      stream,
-      deletionId,
-    };
-    return [
-      this.#table.putItem(
-        { ...keys.offboardingLink(link.offboardingId, stream), ...link },
-        isAbsent,
-      ),
-      this.#table.updateItem(keys.offboarding(offboarding.tenant), {
-        update: 'ADD streams :one',
-        values: { ':one': 1 },
-        condition: equals('offboardingId', offboarding.offboardingId),
-      }),
-    ];
   }
 
   /**
@@ -154,19 +162,21 @@ export class OffboardingStore {
   /**
    * Points a stream's link at the deletion that replaced a cancelled one (the stream's
    * deletion was cancelled under the offboarding, e.g. by an offboarding cancelled just before
-   * this one). Conditional on the link still naming `from`: a repeat changes nothing.
+   * this one), `adopted` when the offboarding did not request it. Conditional on the link still
+   * naming `from`: a repeat changes nothing.
    */
   async relink(
     offboarding: OffboardingRecord,
     stream: string,
     from: string,
     to: string,
+    adopted = false,
   ): Promise<boolean> {
     const written = await this.#table.update(
       keys.offboardingLink(offboarding.offboardingId, stream),
       {
-        update: 'SET deletionId = :to',
-        values: { ':to': to },
+        update: `SET deletionId = :to${adopted ? ', adopted = :true' : ' REMOVE adopted'}`,
+        values: { ':to': to, ...(adopted ? { ':true': true } : {}) },
         condition: equals('deletionId', from),
       },
     );
@@ -204,6 +214,23 @@ export class OffboardingStore {
           ':false': false,
           ...(seen.fanoutAfter ? { ':after': seen.fanoutAfter } : {}),
         },
+      },
+    });
+    return written.ok;
+  }
+
+  /**
+   * Writes that its grace window is over, once (its last write was within it): the write the
+   * publisher announces as RUNNING, as the API's view at each write's `updatedAt` says.
+   */
+  async windowEnded(offboarding: OffboardingRecord): Promise<boolean> {
+    const running = offboardingMay('complete');
+    const written = await this.#table.update(keys.offboarding(offboarding.tenant), {
+      update: 'SET updatedAt = :now',
+      values: { ':now': this.#now(), ':id': offboarding.offboardingId },
+      condition: {
+        ...running,
+        expression: `(${running.expression}) AND offboardingId = :id AND updatedAt < executeAfter`,
       },
     });
     return written.ok;

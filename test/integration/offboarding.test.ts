@@ -58,18 +58,28 @@ describe.skipIf(process.env.LETHE_TEST_API_URL)('tenant offboarding', () => {
         Targets: [{ Id: 'queue', Arn: Attributes?.QueueArn ?? '' }],
       }),
     );
-    const states: string[] = [];
-    return async () => {
+    const details: Array<Record<string, unknown>> = [];
+    const drain = async () => {
       const { Messages = [] } = await sqs.send(
         new ReceiveMessageCommand({ QueueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 1 }),
       );
       for (const message of Messages) {
-        states.push(
-          (JSON.parse(message.Body ?? '{}') as { detail: { state: string } }).detail.state,
+        details.push(
+          (JSON.parse(message.Body ?? '{}') as { detail: Record<string, unknown> }).detail,
         );
       }
-      return states;
+      return details;
     };
+    const received = async () => (await drain()).map((detail) => String(detail.state));
+    return Object.assign(received, { details: drain });
+  }
+
+  /** The states announced once `last` has been, and what a further second of waiting brought. */
+  async function announcedUntil(received: Awaited<ReturnType<typeof subscribe>>, last: string) {
+    await waitFor(`${last} on the bus`, async () =>
+      (await received()).includes(last) ? true : undefined,
+    );
+    return received.details();
   }
 
   it('deletes every stream of the tenant, refuses new ones meanwhile, and frees the names', async () => {
@@ -136,6 +146,7 @@ describe.skipIf(process.env.LETHE_TEST_API_URL)('tenant offboarding', () => {
   it('takes an offboarding back within its grace window: every object is still there', async () => {
     // Arrange
     const name = tenant();
+    const received = await subscribe(name);
     const { body } = await api.create(name, 'logs');
     const where = parseLocation(String(body.location));
     await seedObjects(target.s3, where.bucket, partitionedObjects(where.prefix, 12, 2));
@@ -165,6 +176,78 @@ describe.skipIf(process.env.LETHE_TEST_API_URL)('tenant offboarding', () => {
     expect((await api.get(name, 'logs')).body).toMatchObject({ state: 'ACTIVE', generation: 1 });
     expect((await listAll(target.s3, where.bucket, where.prefix)).size).toBe(12);
     expect((await api.create(name, 'new')).status).toBe(201);
+    const events = await announcedUntil(received, 'CANCELLED');
+    expect(events.map((detail) => detail.state)).toEqual(['SCHEDULED', 'CANCELLED']);
+    expect(events[1]).toMatchObject({ cancelledAt: cancelled.body.cancelledAt });
+  });
+
+  it('announces SCHEDULED while its window lasts, RUNNING after it, then COMPLETED: once each, shaped as the API answers it', async () => {
+    // Arrange: two streams, one with data
+    const name = tenant();
+    const received = await subscribe(name);
+    const { body } = await api.create(name, 'logs');
+    const where = parseLocation(String(body.location));
+    await seedObjects(target.s3, where.bucket, partitionedObjects(where.prefix, 5, 1));
+    await api.create(name, 'empty');
+
+    // Act: a window of three seconds; the sweeps (every second) begin its deletions after it
+    const reply = await api.call<OffboardingView>('DELETE', `/v1/tenants/${name}?graceSeconds=3`);
+    const done = await waitFor('the offboarding to complete', async () => {
+      const view = await offboarding(name);
+      return view.state === 'COMPLETED' ? view : undefined;
+    });
+    const events = await announcedUntil(received, 'COMPLETED');
+
+    // Assess
+    expect(reply.body.state).toBe('SCHEDULED');
+    expect(events.map((detail) => detail.state)).toEqual(['SCHEDULED', 'RUNNING', 'COMPLETED']);
+    const { deletions: _ids, deletionStates: _states, ...summary } = done;
+    expect(events[2]).toEqual(summary);
+    expect(events[1]).toMatchObject({ offboardingId: done.offboardingId, streams: 2 });
+    // Before it ends, what its item alone says: no table keys, no deletion ids or states.
+    const fromItem = ['executeAfter', 'offboardingId', 'requestedAt', 'state', 'streams', 'tenant'];
+    expect(Object.keys(events[0] ?? {}).sort()).toEqual(fromItem);
+    expect(Object.keys(events[1] ?? {}).sort()).toEqual(fromItem);
+  });
+
+  it('leaves a deletion the tenant requested before the offboarding to its own schedule when the offboarding is taken back', async () => {
+    // Arrange: the tenant's own deletion of doomed, in an hour; then an offboarding
+    const name = tenant();
+    const where = parseLocation(String((await api.create(name, 'doomed')).body.location));
+    await seedObjects(target.s3, where.bucket, partitionedObjects(where.prefix, 4, 1));
+    await api.create(name, 'other');
+    const own = await api.delete(name, 'doomed', '?graceSeconds=3600');
+    const ownId = String(own.body.deletionId);
+    const asked = (await api.deletion(name, ownId)).body;
+    await api.call('DELETE', `/v1/tenants/${name}?graceSeconds=3600`);
+    await waitFor('both streams taken in', async () =>
+      (await offboarding(name)).streams === 2 ? true : undefined,
+    );
+
+    // Act: the offboarding is taken back, and a sweep finishes its cancel
+    const cancelled = await api.call<OffboardingView>(
+      'POST',
+      `/v1/tenants/${name}/offboarding/cancel`,
+    );
+    await target.local?.invoke('functions/sweeper.ts');
+
+    // Assess: the tenant's own deletion still waits out its hour; the offboarding's is cancelled
+    expect(own.status).toBe(202);
+    expect(cancelled).toMatchObject({
+      status: 200,
+      body: { state: 'CANCELLED', streams: 2, deletionStates: { SCHEDULED: 1, CANCELLED: 1 } },
+    });
+    expect(cancelled.body.deletions).toContain(ownId);
+    expect((await api.deletion(name, ownId)).body).toMatchObject({
+      state: 'SCHEDULED',
+      executeAfter: asked.executeAfter,
+    });
+    expect((await api.get(name, 'doomed')).body).toMatchObject({
+      state: 'DELETING',
+      deletionId: ownId,
+    });
+    expect((await api.get(name, 'other')).body).toMatchObject({ state: 'ACTIVE' });
+    expect((await listAll(target.s3, where.bucket, where.prefix)).size).toBe(4);
   });
 
   it("takes a stream in again when its deletion is cancelled under the offboarding (a cancelled offboarding's late clean-up), and completes", async () => {

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { clockOf } from '../../../lib/core/index.ts';
 import { OffboardingStore } from '../../../lib/store/index.ts';
 import { storesOf } from '../../helpers/stores.ts';
 import { startTarget, type TestTarget } from '../../helpers/target.ts';
@@ -43,6 +44,50 @@ describe.skipIf(process.env.LETHE_TEST_API_URL)('OffboardingStore links and coun
     expect(await stores.deletions.get(name, deletionId)).toMatchObject({
       offboardingId: offboarding.offboardingId,
     });
+    // Requested before the offboarding: adopted, which its cancel leaves.
+    const links = [];
+    for await (const link of offboardings.links(offboarding)) links.push(link);
+    expect(links).toEqual([expect.objectContaining({ stream: 'a', deletionId, adopted: true })]);
+  });
+
+  it('relinks a stream as adopted, or as its own, as the deletion it now names was requested', async () => {
+    // Arrange: a stream taken in with a deletion of the offboarding's own (the tenant has no
+    // stream records: its fan-out takes nothing in beside this)
+    const name = tenant();
+    const { offboarding } = await offboardings.request(name, 3600);
+    const own = randomUUID();
+    await stores.table.transact(offboardings.linkItems(offboarding, 'a', own));
+    const linkOf = async () => {
+      for await (const link of offboardings.links(offboarding)) return link;
+    };
+    const [adopted, mine] = [randomUUID(), randomUUID()];
+
+    // Act + Assess
+    expect(await linkOf()).not.toHaveProperty('adopted');
+    expect(await offboardings.relink(offboarding, 'a', own, adopted, true)).toBe(true);
+    expect(await linkOf()).toMatchObject({ deletionId: adopted, adopted: true });
+    expect(await offboardings.relink(offboarding, 'a', adopted, mine)).toBe(true);
+    expect(await linkOf()).toMatchObject({ deletionId: mine });
+    expect(await linkOf()).not.toHaveProperty('adopted');
+  });
+
+  it('writes the end of a grace window once, after a last write within it', async () => {
+    // Arrange: an offboarding with a window of a minute, read back at the end of it
+    const name = tenant();
+    const { offboarding } = await offboardings.request(name, 60);
+    const later = new OffboardingStore({
+      table: stores.table,
+      clock: clockOf(() => new Date(Date.parse(offboarding.executeAfter) + 1000)),
+    });
+
+    // Act
+    const first = await later.windowEnded(offboarding);
+    const again = await later.windowEnded(offboarding);
+
+    // Assess: its updatedAt is past the window, so the publisher reads it as RUNNING
+    expect([first, again]).toEqual([true, false]);
+    const item = await offboardings.get(name);
+    expect(Date.parse(item?.updatedAt ?? '')).toBeGreaterThan(Date.parse(offboarding.executeAfter));
   });
 
   it('counts a linked deletion once, and neither another deletion of the stream nor another offboarding', async () => {

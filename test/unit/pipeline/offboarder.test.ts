@@ -29,9 +29,15 @@ function world(names: string[], overrides: Partial<OffboardingRecord> = {}) {
   };
   const links: OffboardingLink[] = [];
   const counted = new Set<string>();
-  const linkOnce = (stream: string, deletionId: string) => {
+  const linkOnce = (stream: string, deletionId: string, adopted = false) => {
     if (links.some((link) => link.stream === stream)) return false;
-    links.push({ offboardingId: OFFBOARDING_ID, tenant: 'acme', stream, deletionId });
+    links.push({
+      offboardingId: OFFBOARDING_ID,
+      tenant: 'acme',
+      stream,
+      deletionId,
+      ...(adopted ? { adopted } : {}),
+    });
     record = { ...record, streams: record.streams + 1 };
     return true;
   };
@@ -39,8 +45,9 @@ function world(names: string[], overrides: Partial<OffboardingRecord> = {}) {
   const streams: StreamRecord[] = names.map((stream) => aStream({ stream }));
   const offboardings = {
     get: vi.fn(async () => ({ ...record })),
+    // A deletion requested before the offboarding: adopted.
     link: vi.fn(async (_: OffboardingRecord, stream: string, deletionId: string) =>
-      linkOnce(stream, deletionId),
+      linkOnce(stream, deletionId, true),
     ),
     // The fake commits the link as its transaction items are made (in the tombstone's).
     linkItems: vi.fn((_: OffboardingRecord, stream: string, deletionId: string) => {
@@ -59,10 +66,20 @@ function world(names: string[], overrides: Partial<OffboardingRecord> = {}) {
       record = { ...record, state: 'COMPLETED', objectsDeleted: totals.objectsDeleted };
       return true;
     }),
-    relink: vi.fn(async (_: OffboardingRecord, stream: string, from: string, to: string) => {
-      const link = links.find((candidate) => candidate.stream === stream);
-      if (link?.deletionId !== from) return false;
-      link.deletionId = to;
+    relink: vi.fn(
+      async (_: OffboardingRecord, stream: string, from: string, to: string, adopted = false) => {
+        const link = links.find((candidate) => candidate.stream === stream);
+        if (link?.deletionId !== from) return false;
+        link.deletionId = to;
+        if (adopted) link.adopted = true;
+        else delete link.adopted;
+        return true;
+      },
+    ),
+    // As its condition: once, for a RUNNING offboarding whose last write was within its window.
+    windowEnded: vi.fn(async () => {
+      if (record.state !== 'RUNNING' || record.updatedAt >= record.executeAfter) return false;
+      record = { ...record, updatedAt: NOW.toISOString() };
       return true;
     }),
     settleCancel: vi.fn(async () => {}),
@@ -318,6 +335,85 @@ describe('Offboarder', () => {
       'CANCELLED',
       'RUNNING',
     ]);
+  });
+
+  it('adopts a deletion requested before it, and a cancel leaves that one to its own schedule', async () => {
+    // Arrange: the tenant's own deletion of a, scheduled before the offboarding took a and b in
+    const { offboarder, record, deletions, options, links } = world(['a', 'b']);
+    const own = aDeletion({
+      stream: 'a',
+      deletionId: 'own-deletion',
+      state: 'SCHEDULED',
+      executeAfter: new Date(NOW.getTime() + 600_000).toISOString(),
+    });
+    deletions.set(own.deletionId, own);
+    const ref = { tenant: 'acme', offboardingId: OFFBOARDING_ID };
+    await offboarder.fanOut(ref);
+    await offboarder.fanOut(ref);
+
+    // Act
+    const outcome = await offboarder.refresh({ ...record(), state: 'CANCELLED' });
+
+    // Assess: only the deletion it requested (b's) is cancelled; a's is as the tenant asked
+    expect(outcome).toBe('cancelled');
+    expect(links).toEqual([
+      expect.objectContaining({ stream: 'a', deletionId: 'own-deletion', adopted: true }),
+      expect.not.objectContaining({ adopted: true }),
+    ]);
+    expect(options.deletions.cancel).toHaveBeenCalledTimes(1);
+    expect(options.deletions.cancel).toHaveBeenCalledWith('acme', 'b-deletion');
+    expect(deletions.get('own-deletion')).toEqual(own);
+    expect(deletions.get('b-deletion')?.state).toBe('CANCELLED');
+  });
+
+  it('relinks as adopted a deletion requested by someone else after its own was cancelled', async () => {
+    // Arrange: fanned out; b's deletion is cancelled, and the tenant requests b's deletion again
+    const { offboarder, record, deletions, options, links } = world(['a', 'b']);
+    const ref = { tenant: 'acme', offboardingId: OFFBOARDING_ID };
+    await offboarder.fanOut(ref);
+    await offboarder.fanOut(ref);
+    await options.deletions.cancel('acme', 'b-deletion');
+    deletions.set('b-own', aDeletion({ stream: 'b', deletionId: 'b-own', state: 'SCHEDULED' }));
+
+    // Act: the running offboarding takes b in again, then is cancelled
+    await offboarder.refresh(record());
+    await offboarder.refresh({ ...record(), state: 'CANCELLED' });
+
+    // Assess: the link follows the tenant's deletion as adopted, and the cancel leaves it
+    expect(links.find((link) => link.stream === 'b')).toMatchObject({
+      deletionId: 'b-own',
+      adopted: true,
+    });
+    expect(deletions.get('b-own')?.state).toBe('SCHEDULED');
+    expect(deletions.get('a-deletion')?.state).toBe('CANCELLED');
+  });
+
+  it('writes the end of its grace window once, at the first look after it, and not within it', async () => {
+    // Arrange: two fanned-out offboardings, one whose window ended a second ago
+    const hourAgo = new Date(NOW.getTime() - 3_600_000).toISOString();
+    const ended = world(['a'], {
+      requestedAt: hourAgo,
+      updatedAt: hourAgo,
+      executeAfter: new Date(NOW.getTime() - 1_000).toISOString(),
+    });
+    const within = world(['a']);
+    for (const { offboarder } of [ended, within]) {
+      await offboarder.fanOut({ tenant: 'acme', offboardingId: OFFBOARDING_ID });
+    }
+
+    // Act
+    await ended.offboarder.refresh(ended.record());
+    await ended.offboarder.refresh(ended.record());
+    await within.offboarder.refresh(within.record());
+
+    // Assess
+    expect([ended.record(), within.record()]).toMatchObject([
+      { state: 'RUNNING', fannedOut: true },
+      { state: 'RUNNING', fannedOut: true },
+    ]);
+    expect(ended.options.offboardings.windowEnded).toHaveBeenCalledTimes(1);
+    expect(ended.record().updatedAt).toBe(NOW.toISOString());
+    expect(within.options.offboardings.windowEnded).not.toHaveBeenCalled();
   });
 
   it('takes a stream in again when its deletion was cancelled under the running offboarding', async () => {

@@ -1,12 +1,15 @@
 import { describe, expect, it, vi } from 'vitest';
 import type { BusEvent, PutResult } from '../../../lib/bus/index.ts';
+import type { OffboardingRecord } from '../../../lib/core/index.ts';
 import {
   type Announcement,
   DELETION_STATE_CHANGE,
   deletionAnnouncement,
+  OFFBOARDING_STATE_CHANGE,
+  offboardingAnnouncement,
   StateChangePublisher,
 } from '../../../lib/pipeline/index.ts';
-import { aDeletion } from '../../helpers/records.ts';
+import { aDeletion, NOW } from '../../helpers/records.ts';
 
 /** An announcement about `subject`, told apart by `n`. */
 const about = (subject: string, n: number): Announcement => ({
@@ -54,6 +57,122 @@ describe('deletionAnnouncement', () => {
     expect(
       deletionAnnouncement({ before, after: { ...before, chainsSettled: 1 } }),
     ).toBeUndefined();
+  });
+});
+
+describe('offboardingAnnouncement', () => {
+  const at = (seconds: number) => new Date(NOW.getTime() + seconds * 1000).toISOString();
+  /** An offboarding's item as the table's stream shows it, keys and all, in a one-minute window. */
+  const item = (overrides: Partial<OffboardingRecord> = {}): OffboardingRecord =>
+    ({
+      pk: 'TENANT#acme',
+      sk: 'OFFBOARDING',
+      sweepPk: 'OFFBOARDINGS',
+      sweepSk: `${at(0)}#acme`,
+      type: 'OFFBOARDING',
+      tenant: 'acme',
+      offboardingId: 'c3d5e7f9-2b4c-4d6e-8f0a-1b2c3d4e5f6a',
+      state: 'RUNNING',
+      requestedAt: at(0),
+      executeAfter: at(60),
+      updatedAt: at(0),
+      fannedOut: false,
+      streams: 0,
+      ...overrides,
+    }) as OffboardingRecord;
+  /** The announcements of a run of writes, each image after the one before. */
+  const announced = (images: OffboardingRecord[]) =>
+    images.flatMap((after, n) => {
+      const announcement = offboardingAnnouncement({ before: images[n - 1], after });
+      return announcement ? [announcement] : [];
+    });
+  const states = (announcements: Announcement[]) =>
+    announcements.map((a) => (a.event.detail as { state: string }).state);
+
+  it('announces SCHEDULED, RUNNING once its window is over, then COMPLETED: each state once', () => {
+    // Arrange: the request, two fan-out steps within the window, the write after it, the end
+    const fannedOut = item({ fanoutAfter: 'b', fannedOut: true, streams: 3, updatedAt: at(2) });
+    const images = [
+      item(),
+      item({ fanoutAfter: 'b', streams: 2, updatedAt: at(1) }),
+      fannedOut,
+      { ...fannedOut, updatedAt: at(65) },
+      item({
+        ...fannedOut,
+        state: 'COMPLETED',
+        objectsDeleted: 7,
+        bytesDeleted: 70,
+        completedAt: at(80),
+        updatedAt: at(80),
+      }),
+    ];
+
+    // Act
+    const announcements = announced(images);
+
+    // Assess
+    expect(states(announcements)).toEqual(['SCHEDULED', 'RUNNING', 'COMPLETED']);
+    expect(announcements[1]?.event.time).toEqual(new Date(at(65)));
+    expect(announcements[2]).toEqual({
+      subject: 'OFFBOARDING#c3d5e7f9-2b4c-4d6e-8f0a-1b2c3d4e5f6a',
+      event: {
+        detailType: OFFBOARDING_STATE_CHANGE,
+        // The offboarding as the API answers it, less what only its deletions hold; no keys.
+        detail: {
+          tenant: 'acme',
+          offboardingId: 'c3d5e7f9-2b4c-4d6e-8f0a-1b2c3d4e5f6a',
+          state: 'COMPLETED',
+          streams: 3,
+          objectsDeleted: 7,
+          bytesDeleted: 70,
+          requestedAt: at(0),
+          executeAfter: at(60),
+          completedAt: at(80),
+        },
+        time: new Date(at(80)),
+      },
+    });
+    expect(Object.keys(announcements[0]?.event.detail ?? {})).toEqual([
+      'tenant',
+      'offboardingId',
+      'state',
+      'streams',
+      'requestedAt',
+      'executeAfter',
+    ]);
+  });
+
+  it('announces SCHEDULED and CANCELLED for one taken back; its settling announces nothing', () => {
+    const cancelled = item({ state: 'CANCELLED', cancelledAt: at(5), updatedAt: at(5) });
+    const {
+      sweepPk: _pk,
+      sweepSk: _sk,
+      ...settled
+    } = cancelled as OffboardingRecord & {
+      sweepPk?: string;
+      sweepSk?: string;
+    };
+
+    const announcements = announced([item(), cancelled, settled]);
+
+    expect(states(announcements)).toEqual(['SCHEDULED', 'CANCELLED']);
+    expect(announcements[1]?.event.detail).toMatchObject({ cancelledAt: at(5) });
+  });
+
+  it('announces RUNNING at once without a window, and a new offboarding after an ended one', () => {
+    const first = item({ executeAfter: at(0), state: 'COMPLETED', updatedAt: at(9) });
+    const next = item({
+      offboardingId: '0e2f4a6c-8b0d-4e1f-a3b5-c7d9e1f3a5b7',
+      requestedAt: at(10),
+      executeAfter: at(10),
+      updatedAt: at(10),
+    });
+
+    expect(states(announced([item({ executeAfter: at(0) })]))).toEqual(['RUNNING']);
+    expect(offboardingAnnouncement({ before: first, after: next })).toMatchObject({
+      subject: 'OFFBOARDING#0e2f4a6c-8b0d-4e1f-a3b5-c7d9e1f3a5b7',
+      event: { detail: { state: 'RUNNING' } },
+    });
   });
 });
 

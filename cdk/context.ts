@@ -26,6 +26,7 @@ export function propsFromContext(node: Node): LetheStackProps {
   const maxDeletionAgeMinutes = number('maxDeletionAgeMinutes');
   const props: LetheStackProps = {
     bucketName: text('bucketName'),
+    bucketKeyArn: text('bucketKeyArn'),
     dataRoot: text('dataRoot'),
     sweepIntervalMinutes: number('sweepIntervalMinutes'),
     staleAfterSeconds: number('staleAfterSeconds'),

@@ -44,6 +44,9 @@ export function grantDataAccess(
       resources: [bucket.arnForObjects(dataKeys)],
     }),
   );
+  // A bucket whose default encryption is SSE-KMS with a customer's key: S3 asks that key for a
+  // data key on each PutObject, as the caller (reading and deleting need no key).
+  bucket.encryptionKey?.grant(api.function, 'kms:GenerateDataKey');
   // DeleteObjects needs s3:DeleteObject per key, and s3:DeleteObjectVersion per version in a
   // versioned bucket; nothing else (tagging, retention) is ever deleted or changed. The worker
   // deletes pages; the dispatcher deletes the first page of a round, which it lists to lay the

@@ -21,11 +21,24 @@ import { grantTableUse } from './table-access.ts';
 import { TenantAccess, tenantInvokeStatements } from './tenant-access.ts';
 
 export interface LetheStackProps extends StackProps {
-  /** Use this existing bucket for stream data instead of creating one. @default a new bucket */
+  /**
+   * Use this existing bucket for stream data instead of creating one. Chosen once, before the
+   * first stream: a stream keeps the bucket it was created in, and the grants follow this value.
+   * @default a new bucket
+   */
   readonly bucketName?: string;
-  /** First path segment of every stream location. @default 'streams' */
+  /**
+   * The ARN of the customer-managed KMS key that `bucketName`'s default encryption (SSE-KMS)
+   * uses: the api is granted `kms:GenerateDataKey` on it to write events (the key's policy must
+   * allow the api's role too). Only with `bucketName`. @default the bucket needs no key of ours
+   */
+  readonly bucketKeyArn?: string;
+  /**
+   * First path segment of every stream location. Chosen once, before the first stream: a stream
+   * keeps the prefix it was created with, and the grants follow this value. @default 'streams'
+   */
   readonly dataRoot?: string;
-  /** Minutes between sweeps. @default 5 */
+  /** Minutes between sweeps, 1 to 1,440. @default 5 */
   readonly sweepIntervalMinutes?: number;
   /** Seconds without progress before the sweeper resumes a deletion. @default 300 */
   readonly staleAfterSeconds?: number;
@@ -64,7 +77,10 @@ export interface LetheStackProps extends StackProps {
   readonly maxRounds?: number;
   /** The longest a verification waits for an ingest still in flight, 0 to 900 s. @default 35 */
   readonly ingestGraceSeconds?: number;
-  /** Largest events body the api takes, up to 6 MiB. @default 1 MiB */
+  /**
+   * Largest events body the api takes, up to 4,500,000 bytes: API Gateway hands the function a
+   * body base64-encoded inside Lambda's 6 MiB payload (`MAX_EVENTS_BYTES`). @default 1 MiB
+   */
   readonly maxEventsBytes?: number;
   /** `Retry-After` of a 409 `StreamDeleting`, 1 to 3,600 s. @default 30 */
   readonly retryAfterSeconds?: number;
@@ -89,10 +105,24 @@ const SHARED_SETTINGS = [
 const WORKER_TIMEOUT = Duration.seconds(60);
 
 /**
+ * API Gateway's integration timeout: a request the api took longer over would answer the caller
+ * 504 while its write went on.
+ */
+const API_TIMEOUT = Duration.seconds(29);
+
+/**
  * One full vCPU: parsing a 1,000-key listing sits on every chain link, and Lambda gives CPU in
  * proportion to memory (BENCHMARKS.md, "Memory"). The heap needs far less.
  */
 const WORKER_MEMORY_MB = 1769;
+
+/** A whole number in a range, or a synth error that names the prop. */
+function integerIn(name: string, value: number, min: number, max: number): number {
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw new Error(`${name} must be an integer from ${min} to ${max} (got ${value})`);
+  }
+  return value;
+}
 
 /** Lethe: the API, the tombstone table, the work queue and the four functions. */
 export class LetheStack extends Stack {
@@ -118,27 +148,26 @@ export class LetheStack extends Stack {
     super(scope, id, props);
     const dataRoot = props.dataRoot ?? DEFAULTS.dataRoot;
     this.dataRoot = dataRoot;
-    const receiptRetentionDays = props.receiptRetentionDays ?? DEFAULTS.receiptRetentionDays;
-    if (
-      !Number.isInteger(receiptRetentionDays) ||
-      receiptRetentionDays < 1 ||
-      receiptRetentionDays > 36_500
-    ) {
-      throw new Error(
-        `receiptRetentionDays must be an integer from 1 to 36500 (got ${receiptRetentionDays})`,
-      );
-    }
-    const defaultGrace = props.defaultGraceSeconds ?? DEFAULTS.defaultGraceSeconds;
-    if (!Number.isInteger(defaultGrace) || defaultGrace < 0 || defaultGrace > MAX_GRACE_SECONDS) {
-      throw new Error(
-        `defaultGraceSeconds must be an integer from 0 to ${MAX_GRACE_SECONDS} (got ${defaultGrace})`,
-      );
-    }
-    const sweepInterval = Duration.minutes(props.sweepIntervalMinutes ?? 5);
+    const receiptRetentionDays = integerIn(
+      'receiptRetentionDays',
+      props.receiptRetentionDays ?? DEFAULTS.receiptRetentionDays,
+      1,
+      36_500,
+    );
+    const defaultGrace = integerIn(
+      'defaultGraceSeconds',
+      props.defaultGraceSeconds ?? DEFAULTS.defaultGraceSeconds,
+      0,
+      MAX_GRACE_SECONDS,
+    );
+    // A day at most: the sweeper alarm looks at three intervals, and CloudWatch at most 7 days.
+    const sweepInterval = Duration.minutes(
+      integerIn('sweepIntervalMinutes', props.sweepIntervalMinutes ?? 5, 1, 1_440),
+    );
     const dataKeys = `${dataRoot}/*`;
 
     this.table = tombstoneTable(this);
-    this.bucket = dataBucket(this, props.bucketName);
+    this.bucket = dataBucket(this, props.bucketName, props.bucketKeyArn);
     const queues = workQueues(this, {
       workerTimeout: WORKER_TIMEOUT,
       maxReceiveCount: props.maxReceiveCount ?? 5,
@@ -149,10 +178,10 @@ export class LetheStack extends Stack {
 
     // The api's plans assume the workers' concurrency; configured first, so a value out of range
     // fails the synth with the function's own message before an event source is made with it.
-    const api = new LetheFunction(this, 'Api', { entry: 'functions/api.ts' }).configure(
-      'workerConcurrency',
-      props.workerConcurrency ?? DEFAULTS.workerConcurrency,
-    );
+    const api = new LetheFunction(this, 'Api', {
+      entry: 'functions/api.ts',
+      timeout: API_TIMEOUT,
+    }).configure('workerConcurrency', props.workerConcurrency ?? DEFAULTS.workerConcurrency);
     const dispatcher = new LetheFunction(this, 'Dispatcher', {
       entry: 'functions/dispatcher.ts',
       timeout: Duration.seconds(60),

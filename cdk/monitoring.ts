@@ -1,4 +1,4 @@
-import { Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
+import { ArnFormat, Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import type { RestApi } from 'aws-cdk-lib/aws-apigateway';
 import {
   type Alarm,
@@ -12,7 +12,7 @@ import {
   TreatMissingData,
 } from 'aws-cdk-lib/aws-cloudwatch';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
-import { ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { PolicyStatement, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Key } from 'aws-cdk-lib/aws-kms';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { Topic } from 'aws-cdk-lib/aws-sns';
@@ -327,11 +327,26 @@ export class LetheMonitoring extends Construct {
       // It only ever encrypts notifications in transit through the topic: nothing to keep.
       removalPolicy: RemovalPolicy.DESTROY,
     });
-    // CloudWatch publishes to an encrypted topic only if the key lets it.
-    key.grant(
-      new ServicePrincipal('cloudwatch.amazonaws.com'),
-      'kms:Decrypt',
-      'kms:GenerateDataKey*',
+    // CloudWatch publishes to an encrypted topic only if the key lets it: for this account's
+    // alarms in this region only, so no other account's alarm can use the key (confused deputy).
+    const stack = Stack.of(this);
+    key.addToResourcePolicy(
+      new PolicyStatement({
+        principals: [new ServicePrincipal('cloudwatch.amazonaws.com')],
+        actions: ['kms:Decrypt', 'kms:GenerateDataKey*'],
+        resources: ['*'],
+        conditions: {
+          StringEquals: { 'aws:SourceAccount': stack.account },
+          ArnLike: {
+            'aws:SourceArn': stack.formatArn({
+              service: 'cloudwatch',
+              resource: 'alarm',
+              resourceName: '*',
+              arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+            }),
+          },
+        },
+      }),
     );
     const topic = new Topic(this, 'AlarmTopic', {
       displayName: 'Lethe alarms',

@@ -7,6 +7,7 @@ import {
   Table,
   TableEncryption,
 } from 'aws-cdk-lib/aws-dynamodb';
+import { Key } from 'aws-cdk-lib/aws-kms';
 import {
   BlockPublicAccess,
   Bucket,
@@ -36,6 +37,8 @@ export function tombstoneTable(stack: Stack): Table {
     encryption: TableEncryption.AWS_MANAGED,
     timeToLiveAttribute: TTL_ATTRIBUTE,
     removalPolicy: RemovalPolicy.RETAIN,
+    // Kept when the stack goes, and not deleted by a console or API call either.
+    deletionProtection: true,
   });
   table.addGlobalSecondaryIndex({
     indexName: SWEEP_INDEX,
@@ -56,8 +59,33 @@ export function tombstoneTable(stack: Stack): Table {
   return table;
 }
 
-/** The bucket that holds stream data: the one named, or a new private, encrypted bucket. */
-export function dataBucket(stack: Stack, bucketName: string | undefined): IBucket {
+/** A key's own ARN, not an alias's: IAM grants the use of a key by the key's ARN. */
+const KEY_ARN =
+  /^arn:aws(-[a-z]+)*:kms:[a-z]{2}(-[a-z]+)+-\d:\d{12}:key\/([0-9a-f]{8}(-[0-9a-f]{4}){3}-[0-9a-f]{12}|mrk-[0-9a-f]{32})$/;
+
+/**
+ * The bucket that holds stream data: the one named, with the customer-managed KMS key of its
+ * default encryption (SSE-KMS) when one is given, or a new private, encrypted bucket.
+ */
+export function dataBucket(
+  stack: Stack,
+  bucketName: string | undefined,
+  bucketKeyArn?: string,
+): IBucket {
+  if (bucketKeyArn !== undefined) {
+    if (!bucketName) {
+      throw new Error(
+        "bucketKeyArn is the KMS key of an existing bucket: give bucketName too (the stack's own bucket uses SSE-S3)",
+      );
+    }
+    if (!KEY_ARN.test(bucketKeyArn)) {
+      throw new Error(
+        `bucketKeyArn must be a KMS key ARN, arn:<partition>:kms:<region>:<account>:key/<key id> (got ${bucketKeyArn})`,
+      );
+    }
+    const encryptionKey = Key.fromKeyArn(stack, 'DataKey', bucketKeyArn);
+    return Bucket.fromBucketAttributes(stack, 'Data', { bucketName, encryptionKey });
+  }
   if (bucketName) return Bucket.fromBucketName(stack, 'Data', bucketName);
   return new Bucket(stack, 'Data', {
     blockPublicAccess: BlockPublicAccess.BLOCK_ALL,

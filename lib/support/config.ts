@@ -82,6 +82,14 @@ export const DEFAULTS = {
 /** The longest grace window a deletion may wait out: 30 days. */
 export const MAX_GRACE_SECONDS = 2_592_000;
 
+/**
+ * The largest events body that can reach the api function: API Gateway, which takes every media
+ * type as binary, hands it the body base64-encoded (4 bytes for every 3) inside Lambda's
+ * synchronous payload of 6,291,456 bytes, so 4,500,000 bytes (6,000,000 encoded) leave over
+ * 280 KB for the event's headers and request context.
+ */
+export const MAX_EVENTS_BYTES = 4_500_000;
+
 type Env = Record<string, string | undefined>;
 
 function versioning(value: string | undefined): LetheConfig['bucketVersioning'] {
@@ -144,7 +152,7 @@ export function loadConfig(
     maxAttempts: int('maxAttempts', 1, 100),
     maxRounds: int('maxRounds', 1, 100),
     ingestGraceSeconds: int('ingestGraceSeconds', 0, 900),
-    maxEventsBytes: int('maxEventsBytes', 1, 6 * 1024 * 1024),
+    maxEventsBytes: int('maxEventsBytes', 1, MAX_EVENTS_BYTES),
     retryAfterSeconds: int('retryAfterSeconds', 1, 3600),
     receiptRetentionDays: int('receiptRetentionDays', 1, 36_500),
     bucketVersioning: versioning(env[ENV.bucketVersioning]),

@@ -1,8 +1,20 @@
 import { Duration } from 'aws-cdk-lib';
 import { describe, expect, it } from 'vitest';
 import { propsFromContext } from '../../cdk/context.ts';
-import { ENV } from '../../lib/support/index.ts';
-import { ENTRIES, FUNCTION_NAMES, offlineApp, resourceById, synthesize } from './template.ts';
+import { ENV, MAX_EVENTS_BYTES } from '../../lib/support/index.ts';
+import { allowStatements, allows } from './iam.ts';
+import {
+  ENTRIES,
+  FUNCTION_NAMES,
+  FUNCTIONS_BUT_PUBLISHER,
+  offlineApp,
+  resourceById,
+  resourcesOfType,
+  synthesize,
+} from './template.ts';
+
+/** The ARN of a customer-managed key, as `-c bucketKeyArn=` takes it. */
+const KEY_ARN = 'arn:aws:kms:eu-west-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab';
 
 /** The context `cdk -c key=value` gives the app: every value a string. */
 const contextOf = (context: Record<string, string>) => {
@@ -24,8 +36,8 @@ describe('receiptRetentionDays', () => {
     // Act
     const { template } = synthesize(props);
 
-    // Assess
-    for (const fn of FUNCTION_NAMES) {
+    // Assess: every function that reads the table (the publisher reads only stream images)
+    for (const fn of FUNCTIONS_BUT_PUBLISHER) {
       template.hasResource('AWS::Lambda::Function', {
         Metadata: { 'lethe:entry': ENTRIES[fn] },
         Properties: { Environment: { Variables: { [ENV.receiptRetentionDays]: days } } },
@@ -39,6 +51,7 @@ describe('context (-c key=value)', () => {
     // Act
     const props = contextOf({
       bucketName: 'existing-data',
+      bucketKeyArn: KEY_ARN,
       dataRoot: 'lake',
       sweepIntervalMinutes: '2',
       staleAfterSeconds: '120',
@@ -61,6 +74,7 @@ describe('context (-c key=value)', () => {
     // Assess
     expect({ ...props, maxDeletionAge: props.maxDeletionAge?.toMinutes() }).toEqual({
       bucketName: 'existing-data',
+      bucketKeyArn: KEY_ARN,
       dataRoot: 'lake',
       sweepIntervalMinutes: 2,
       staleAfterSeconds: 120,
@@ -110,7 +124,7 @@ describe('settings every function reads alike', () => {
   const configured = synthesize(settings);
   const defaults = synthesize();
 
-  it.each(FUNCTION_NAMES)(
+  it.each(FUNCTIONS_BUT_PUBLISHER)(
     'reach the %s function as they were given, and are left out by default',
     (name) => {
       // Assess
@@ -153,6 +167,15 @@ describe('settings the functions would refuse at their cold start', () => {
       props: { workerConcurrency: 5_000 },
       message: 'LETHE_WORKER_CONCURRENCY must be an integer from 2 to 1000 (got 5000)',
     },
+    {
+      // Lambda's 6 MiB payload, which the body no longer fits once base64-encoded.
+      props: { maxEventsBytes: 6_291_456 },
+      message: 'LETHE_MAX_EVENTS_BYTES must be an integer from 1 to 4500000 (got 6291456)',
+    },
+    {
+      props: { maxEventsBytes: 4_500_001 },
+      message: 'LETHE_MAX_EVENTS_BYTES must be an integer from 1 to 4500000 (got 4500001)',
+    },
   ])('fail the synth, as the function would fail: $props', ({ props, message }) => {
     // Assess
     expect(() => synthesize(props)).toThrow(message);
@@ -188,5 +211,148 @@ describe('maxKeysPerSecond', () => {
       const variables = (fn.Properties?.Environment?.Variables ?? {}) as Record<string, unknown>;
       expect(variables).not.toHaveProperty(ENV.maxKeysPerSecond);
     }
+  });
+});
+
+describe('maxEventsBytes', () => {
+  it('fits, base64-encoded, in the payload Lambda takes from API Gateway, with room for the event', () => {
+    // Act: binary media types */* hand the function every body base64-encoded
+    const encoded = Math.ceil(MAX_EVENTS_BYTES / 3) * 4;
+
+    // Assess: Lambda's synchronous payload is 6,291,456 bytes; headers and context need room
+    expect(encoded + 256 * 1024).toBeLessThanOrEqual(6_291_456);
+  });
+
+  it('reaches the functions at the largest size that fits', () => {
+    // Act
+    const { template } = synthesize({ maxEventsBytes: MAX_EVENTS_BYTES });
+
+    // Assess
+    template.hasResource('AWS::Lambda::Function', {
+      Metadata: { 'lethe:entry': ENTRIES.api },
+      Properties: { Environment: { Variables: { [ENV.maxEventsBytes]: '4500000' } } },
+    });
+  });
+});
+
+describe('sweepIntervalMinutes', () => {
+  it.each([
+    { minutes: 1, expression: 'rate(1 minute)' },
+    { minutes: 1_440, expression: 'rate(1 day)' },
+  ])('runs the sweeper on $expression at $minutes', ({ minutes, expression }) => {
+    // Act
+    const { template } = synthesize({ sweepIntervalMinutes: minutes });
+
+    // Assess
+    template.hasResourceProperties('AWS::Events::Rule', { ScheduleExpression: expression });
+  });
+
+  it("keeps the sweeper alarm's three periods inside CloudWatch's 7 days at 1,440", () => {
+    // Act
+    const { template } = synthesize({ sweepIntervalMinutes: 1_440 });
+
+    // Assess: Period × EvaluationPeriods ≤ 604,800 s, for the alarm and each of its metrics
+    for (const [, alarm] of resourcesOfType(template, 'AWS::CloudWatch::Alarm')) {
+      const evaluations = Number(alarm.Properties?.EvaluationPeriods);
+      const periods = [
+        alarm.Properties?.Period,
+        ...(
+          (alarm.Properties?.Metrics as { MetricStat?: { Period?: unknown } }[] | undefined) ?? []
+        ).map((metric) => metric.MetricStat?.Period),
+      ].filter((period) => period !== undefined);
+      for (const period of periods)
+        expect(Number(period) * evaluations).toBeLessThanOrEqual(604_800);
+    }
+  });
+
+  it.each([0, 1.5, 1_441, 5_000])(
+    'refuses %s, which EventBridge or CloudWatch would refuse at deploy time',
+    (minutes) => {
+      // Assess
+      expect(() => synthesize({ sweepIntervalMinutes: minutes })).toThrow(
+        `sweepIntervalMinutes must be an integer from 1 to 1440 (got ${minutes})`,
+      );
+    },
+  );
+
+  it('refuses -c sweepIntervalMinutes=5000 in the synth', () => {
+    // Assess
+    expect(() => synthesize(contextOf({ sweepIntervalMinutes: '5000' }))).toThrow(
+      'sweepIntervalMinutes must be an integer from 1 to 1440',
+    );
+  });
+});
+
+describe('bucketKeyArn (an existing bucket encrypted with a customer-managed KMS key)', () => {
+  const kmsActions = (
+    synthesized: ReturnType<typeof synthesize>,
+    fn: (typeof FUNCTION_NAMES)[number],
+  ) =>
+    allowStatements(synthesized.template, fn).filter((statement) =>
+      [statement.Action ?? []].flat().some((action) => action.startsWith('kms:')),
+    );
+
+  it.each([
+    { stack: 'bucketKeyArn', props: { bucketName: 'existing-data', bucketKeyArn: KEY_ARN } },
+    {
+      stack: '-c bucketKeyArn',
+      props: contextOf({ bucketName: 'existing-data', bucketKeyArn: KEY_ARN }),
+    },
+  ])('lets the api ask that key for data keys, as PutObject needs, with $stack', ({ props }) => {
+    // Act
+    const synthesized = synthesize(props);
+
+    // Assess: GenerateDataKey only, on that key only (S3 asks it as the writer)
+    const onKey = kmsActions(synthesized, 'api').filter(
+      (statement) => statement.Resource === KEY_ARN,
+    );
+    expect(onKey).toEqual([expect.objectContaining({ Action: 'kms:GenerateDataKey' })]);
+    for (const fn of FUNCTION_NAMES.filter((name) => name !== 'api')) {
+      expect(JSON.stringify(kmsActions(synthesized, fn)), fn).not.toContain(KEY_ARN);
+    }
+  });
+
+  it('grants no KMS key on the bucket without it', () => {
+    // Act
+    const actions = allowStatements(
+      synthesize({ bucketName: 'existing-data' }).template,
+      'api',
+    ).flatMap((statement) => [statement.Action ?? []].flat());
+
+    // Assess: the certificate key's Sign and GetPublicKey only
+    expect(allows(actions, 'kms:GenerateDataKey')).toBe(false);
+  });
+
+  it.each([
+    { stack: 'bucketKeyArn', props: { bucketKeyArn: KEY_ARN } },
+    { stack: '-c bucketKeyArn', props: contextOf({ bucketKeyArn: KEY_ARN }) },
+  ])(
+    "fails the synth without bucketName (the stack's own bucket is SSE-S3) with $stack",
+    ({ props }) => {
+      // Assess
+      expect(() => synthesize(props)).toThrow(
+        'bucketKeyArn is the KMS key of an existing bucket: give bucketName too',
+      );
+    },
+  );
+
+  it.each([
+    'arn:aws:kms:eu-west-1:123456789012:alias/data',
+    '1234abcd-12ab-34cd-56ef-1234567890ab',
+    'arn:aws:s3:::existing-data',
+    `${KEY_ARN}*`,
+  ])('fails the synth on %s, which is no key ARN', (arn) => {
+    // Assess
+    expect(() => synthesize({ bucketName: 'existing-data', bucketKeyArn: arn })).toThrow(
+      'bucketKeyArn must be a KMS key ARN',
+    );
+  });
+
+  it.each([
+    'arn:aws-us-gov:kms:us-gov-west-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab',
+    'arn:aws-cn:kms:cn-north-1:123456789012:key/mrk-1234abcd12ab34cd56ef1234567890ab',
+  ])('takes %s', (arn) => {
+    // Assess
+    expect(() => synthesize({ bucketName: 'existing-data', bucketKeyArn: arn })).not.toThrow();
   });
 });

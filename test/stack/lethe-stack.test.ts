@@ -8,6 +8,7 @@ import {
   ENTRIES,
   eventSourceOf,
   FUNCTION_NAMES,
+  FUNCTIONS_BUT_PUBLISHER,
   type FunctionName,
   getAtt,
   logicalId,
@@ -268,10 +269,165 @@ describe('table', () => {
       expected: { TimeToLiveSpecification: { AttributeName: 'expiresAt', Enabled: true } },
     },
     { property: 'encryption at rest', expected: { SSESpecification: { SSEEnabled: true } } },
+    {
+      property: 'deletion protection (a console or API delete fails too)',
+      expected: { DeletionProtectionEnabled: true },
+    },
   ])('has $property', ({ expected }) => {
     // Assess
     defaults.template.resourceCountIs('AWS::DynamoDB::Table', 1);
     defaults.template.hasResourceProperties('AWS::DynamoDB::Table', expected);
+  });
+});
+
+describe('table retention', () => {
+  it('keeps the table when the stack is deleted or the table replaced', () => {
+    // Assess
+    defaults.template.hasResource('AWS::DynamoDB::Table', {
+      DeletionPolicy: 'Retain',
+      UpdateReplacePolicy: 'Retain',
+    });
+  });
+});
+
+describe('publisher', () => {
+  const { template, stack } = defaults;
+  const busArn = getAtt(logicalId(stack, stack.events.bus), 'Arn');
+  const failuresArn = getAtt(logicalId(stack, stack.events.failures), 'Arn');
+
+  it('may put events on the bus of the stack, and on no other', () => {
+    // Act
+    const puts = allowStatements(template, 'publisher').filter((statement) =>
+      allows([statement.Action ?? []].flat(), 'events:*'),
+    );
+
+    // Assess
+    expect(puts).toEqual([
+      expect.objectContaining({ Action: 'events:PutEvents', Resource: busArn }),
+    ]);
+  });
+
+  it.each([
+    's3:*',
+    'dynamodb:GetItem',
+    'dynamodb:Query',
+    'dynamodb:PutItem',
+    'dynamodb:UpdateItem',
+    'dynamodb:BatchWriteItem',
+    'kms:*',
+  ])('may not use %s', (action) => {
+    // Assess: it reads only the images of the table's stream
+    expect(allows(allowedActions(template, 'publisher'), action)).toBe(false);
+  });
+
+  it('may send only to its own failure queue', () => {
+    // Act
+    const sends = allowStatements(template, 'publisher').filter((statement) =>
+      allows([statement.Action ?? []].flat(), 'sqs:SendMessage'),
+    );
+
+    // Assess
+    expect(sends.map((statement) => statement.Resource)).toEqual([failuresArn]);
+  });
+
+  it("reads the table's stream from TRIM_HORIZON, a batch of 25 at a time, one batch per shard (in order)", () => {
+    // Act
+    const mapping = eventSourceOf(template, 'publisher');
+
+    // Assess
+    expect(mapping).toMatchObject({
+      EventSourceArn: getAtt(defaults.tableId, 'StreamArn'),
+      StartingPosition: 'TRIM_HORIZON',
+      BatchSize: 25,
+    });
+    expect(mapping.ParallelizationFactor ?? 1).toBe(1);
+  });
+
+  it('lets through inserts and changes of deletions and offboardings only', () => {
+    // Act
+    const filters = (
+      eventSourceOf(template, 'publisher').FilterCriteria as {
+        Filters: { Pattern: string }[];
+      }
+    ).Filters;
+
+    // Assess: no REMOVE (TTL), no chain, stream or plan item
+    expect(filters.map((filter) => JSON.parse(filter.Pattern))).toEqual([
+      {
+        eventName: ['INSERT', 'MODIFY'],
+        dynamodb: { NewImage: { type: { S: ['DELETION', 'OFFBOARDING'] } } },
+      },
+    ]);
+  });
+
+  it('splits a failing batch, retries a record 10 times, reports partial failures, then sends it to PublishFailures', () => {
+    // Act
+    const mapping = eventSourceOf(template, 'publisher');
+
+    // Assess
+    expect(mapping).toMatchObject({
+      BisectBatchOnFunctionError: true,
+      MaximumRetryAttempts: 10,
+      FunctionResponseTypes: ['ReportBatchItemFailures'],
+      DestinationConfig: { OnFailure: { Destination: failuresArn } },
+    });
+  });
+});
+
+describe('plan queue and planner', () => {
+  const planQueueId = logicalId(defaults.stack, defaults.stack.plans.queue);
+  const planDeadLettersId = logicalId(defaults.stack, defaults.stack.plans.deadLetterQueue);
+
+  it('moves a plan page to its own dead-letter queue after 5 receives', () => {
+    // Act
+    const queue = resourceById(defaults.template, planQueueId);
+
+    // Assess
+    expect(planDeadLettersId).not.toBe(defaults.deadLetterQueueId);
+    expect(queue.Properties?.RedrivePolicy).toEqual({
+      deadLetterTargetArn: getAtt(planDeadLettersId, 'Arn'),
+      maxReceiveCount: 5,
+    });
+  });
+
+  it('keeps a dead plan page two weeks', () => {
+    // Assess
+    expect(
+      resourceById(defaults.template, planDeadLettersId).Properties?.MessageRetentionPeriod,
+    ).toBe(14 * 86_400);
+  });
+
+  it('hides a plan page for at least six times the planner timeout', () => {
+    // Act
+    const timeout = toNumber(
+      resourceById(defaults.template, defaults.fn('planner')).Properties?.Timeout,
+    );
+
+    // Assess
+    expect(
+      toNumber(resourceById(defaults.template, planQueueId).Properties?.VisibilityTimeout),
+    ).toBeGreaterThanOrEqual(6 * timeout);
+  });
+
+  it('consumes the plan queue in batches of 1 to 10, reporting partial batch failures', () => {
+    // Act
+    const mapping = eventSourceOf(defaults.template, 'planner');
+
+    // Assess
+    expect(mapping.EventSourceArn).toEqual(getAtt(planQueueId, 'Arn'));
+    expect(mapping.FunctionResponseTypes).toEqual(['ReportBatchItemFailures']);
+    expect(toNumber(mapping.BatchSize)).toBeGreaterThanOrEqual(1);
+    expect(toNumber(mapping.BatchSize)).toBeLessThanOrEqual(10);
+  });
+
+  it.each([
+    { stack: 'defaults', synthesized: defaults, concurrency: 20 },
+    { stack: 'workerConcurrency: 7', synthesized: custom, concurrency: CUSTOM.workerConcurrency },
+  ])('runs at most $concurrency planners with $stack', ({ synthesized, concurrency }) => {
+    // Assess
+    expect(eventSourceOf(synthesized.template, 'planner').ScalingConfig).toEqual({
+      MaximumConcurrency: concurrency,
+    });
   });
 });
 
@@ -409,6 +565,18 @@ describe('least privilege', () => {
   });
 });
 
+describe('api function', () => {
+  it("answers within API Gateway's 29-second integration timeout", () => {
+    // Act
+    const timeout = toNumber(
+      resourceById(defaults.template, defaults.fn('api')).Properties?.Timeout,
+    );
+
+    // Assess: longer, and the caller gets a 504 while the request goes on
+    expect(timeout).toBeLessThanOrEqual(29);
+  });
+});
+
 describe('functions', () => {
   it.each(
     resourcesOfType(defaults.template, 'AWS::Lambda::Function').map(([id, fn]) => ({
@@ -448,7 +616,7 @@ describe('existing bucket (bucketName)', () => {
     custom.template.resourceCountIs('AWS::S3::BucketPolicy', 0);
   });
 
-  it.each(FUNCTION_NAMES)('gives the %s function the bucket name', (fn) => {
+  it.each(FUNCTIONS_BUT_PUBLISHER)('gives the %s function the bucket name', (fn) => {
     // Assess
     custom.template.hasResource('AWS::Lambda::Function', {
       Metadata: { 'lethe:entry': ENTRIES[fn] },

@@ -374,6 +374,33 @@ describe('alarm topic (alarmEmail)', () => {
     });
   });
 
+  it("lets CloudWatch use the topic's key for this account's alarms only (no confused deputy)", () => {
+    // Act
+    const [key] = resourcesOfType(template, 'AWS::KMS::Key').filter(
+      ([, resource]) => resource.Properties?.KeyUsage !== 'SIGN_VERIFY',
+    );
+    const policy = (key?.[1].Properties?.KeyPolicy ?? { Statement: [] }) as {
+      Statement: { Principal?: unknown; Condition?: unknown }[];
+    };
+    const statements = policy.Statement.filter(
+      (statement) =>
+        JSON.stringify(statement.Principal) ===
+        JSON.stringify({ Service: 'cloudwatch.amazonaws.com' }),
+    );
+
+    // Assess
+    expect(statements).toHaveLength(1);
+    const condition = statements[0]?.Condition as {
+      StringEquals?: Record<string, unknown>;
+      ArnLike?: Record<string, unknown>;
+    };
+    expect(Object.keys(condition ?? {}).sort()).toEqual(['ArnLike', 'StringEquals']);
+    expect(condition.StringEquals).toEqual({ 'aws:SourceAccount': { Ref: 'AWS::AccountId' } });
+    expect(render(condition.ArnLike?.['aws:SourceArn'])).toBe(
+      'arn:<AWS::Partition>:cloudwatch:<AWS::Region>:<AWS::AccountId>:alarm:*',
+    );
+  });
+
   it('refuses publishing without TLS', () => {
     // Assess
     template.hasResourceProperties('AWS::SNS::TopicPolicy', {

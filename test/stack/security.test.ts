@@ -11,6 +11,7 @@ import { keys } from '../../lib/store/index.ts';
 import { allowStatements, allows, resourceMatches } from './iam.ts';
 import {
   FUNCTION_NAMES,
+  FUNCTIONS_BUT_PUBLISHER,
   getAtt,
   logicalId,
   offlineApp,
@@ -20,6 +21,27 @@ import {
   synthesize,
   targetOf,
 } from './template.ts';
+
+/** Every queue of the stack, by what it holds. */
+const QUEUES = [
+  'work',
+  'work dead letters',
+  'dispatch failures',
+  'plan pages',
+  'plan dead letters',
+  'publish failures',
+] as const;
+
+function queueOf(stack: LetheStack, queue: (typeof QUEUES)[number]): Queue {
+  return {
+    work: stack.workQueue,
+    'work dead letters': stack.deadLetterQueue,
+    'dispatch failures': stack.dispatchFailures,
+    'plan pages': stack.plans.queue,
+    'plan dead letters': stack.plans.deadLetterQueue,
+    'publish failures': stack.events.failures,
+  }[queue];
+}
 
 interface ValidationReport {
   pluginReports: {
@@ -65,9 +87,11 @@ describe('cdk-nag AwsSolutions', () => {
   it.each([
     { config: 'every default', props: {} },
     {
-      config: 'an existing bucket, an alarm topic, a nested data root and no API logging',
+      config:
+        'an existing bucket with its KMS key, an alarm topic, a nested data root and no API logging',
       props: {
         bucketName: 'existing-data',
+        bucketKeyArn: 'arn:aws:kms:eu-west-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab',
         alarmEmail: 'oncall@example.com',
         dataRoot: 'lake/raw',
         apiLogging: false,
@@ -123,16 +147,18 @@ describe('encryption at rest', () => {
     });
   });
 
-  it.each(['workQueue', 'deadLetterQueue', 'dispatchFailures'] as const)(
-    'encrypts the %s',
-    (queue) => {
-      // Act
-      const properties = resourceById(template, logicalId(stack, stack[queue])).Properties;
+  it.each(QUEUES)('encrypts the %s', (queue) => {
+    // Act
+    const properties = resourceById(template, logicalId(stack, queueOf(stack, queue))).Properties;
 
-      // Assess
-      expect(properties?.SqsManagedSseEnabled).toBe(true);
-    },
-  );
+    // Assess
+    expect(properties?.SqsManagedSseEnabled).toBe(true);
+  });
+
+  it('covers every queue of the stack', () => {
+    // Assess
+    expect(resourcesOfType(template, 'AWS::SQS::Queue')).toHaveLength(QUEUES.length);
+  });
 
   it('encrypts the bucket', () => {
     // Assess
@@ -163,18 +189,15 @@ describe('TLS only', () => {
     });
   });
 
-  it.each(['workQueue', 'deadLetterQueue', 'dispatchFailures'] as const)(
-    'denies the %s to requests without TLS',
-    (queue) => {
-      // Assess
-      template.hasResourceProperties('AWS::SQS::QueuePolicy', {
-        Queues: [ref(logicalId(stack, stack[queue]))],
-        PolicyDocument: {
-          Statement: Match.arrayWith([Match.objectLike({ ...deniesPlainHttp, Action: 'sqs:*' })]),
-        },
-      });
-    },
-  );
+  it.each(QUEUES)('denies the %s to requests without TLS', (queue) => {
+    // Assess
+    template.hasResourceProperties('AWS::SQS::QueuePolicy', {
+      Queues: [ref(logicalId(stack, queueOf(stack, queue)))],
+      PolicyDocument: {
+        Statement: Match.arrayWith([Match.objectLike({ ...deniesPlainHttp, Action: 'sqs:*' })]),
+      },
+    });
+  });
 });
 
 describe('public access', () => {
@@ -319,7 +342,28 @@ describe('DynamoDB permissions', () => {
     const actions = actionsOf(fn);
     expect(allows(actions, 'dynamodb:Scan')).toBe(false);
     expect(allows(actions, 'dynamodb:DeleteItem')).toBe(false);
-    expect(allows(actions, 'dynamodb:UpdateItem')).toBe(true);
+  });
+
+  it.each(FUNCTIONS_BUT_PUBLISHER)('let the %s get, query, put and update items', (fn) => {
+    // Assess
+    const actions = actionsOf(fn);
+    for (const action of ['GetItem', 'Query', 'PutItem', 'UpdateItem']) {
+      expect(allows(actions, `dynamodb:${action}`), action).toBe(true);
+    }
+  });
+
+  it('let the publisher read the stream and no item of the table', () => {
+    // Assess: it reads the stream's images only
+    expect(
+      actionsOf('publisher')
+        .filter((action) => action.startsWith('dynamodb:'))
+        .sort(),
+    ).toEqual([
+      'dynamodb:DescribeStream',
+      'dynamodb:GetRecords',
+      'dynamodb:GetShardIterator',
+      'dynamodb:ListStreams',
+    ]);
   });
 
   it("let the planner write plans and their chains, and no stream's or deletion's item", () => {

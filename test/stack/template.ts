@@ -28,12 +28,19 @@ export const ENTRIES = {
   dispatcher: 'functions/dispatcher.ts',
   worker: 'functions/worker.ts',
   sweeper: 'functions/sweeper.ts',
+  publisher: 'functions/publisher.ts',
   planner: 'functions/planner.ts',
 } as const;
 
 export type FunctionName = keyof typeof ENTRIES;
 
 export const FUNCTION_NAMES = Object.keys(ENTRIES) as FunctionName[];
+
+/**
+ * Every function but the publisher, which reads only the images of the table's stream: these
+ * use the table and the bucket, and read the settings they share.
+ */
+export const FUNCTIONS_BUT_PUBLISHER = FUNCTION_NAMES.filter((name) => name !== 'publisher');
 
 /** The feature flags `cdk synth` uses, so the tests see the template that gets deployed. */
 const featureFlags = (

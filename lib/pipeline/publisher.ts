@@ -42,11 +42,14 @@ export const OFFBOARDING_STATE_CHANGE = 'Tenant Offboarding State Change';
 export function deletionAnnouncement({ before, after }: DeletionChange): Announcement | undefined {
   const changed = !before || before.state !== after.state || before.round !== after.round;
   if (!changed) return undefined;
+  // The record holds no refused keys (each is an item of its own, read by GET): a FAILED
+  // event says how many (`failedObjects`) and its reason, never an empty list of them.
+  const { failures, ...receipt } = toReceipt(after);
   return {
     subject: `DELETION#${after.deletionId}`,
     event: {
       detailType: DELETION_STATE_CHANGE,
-      detail: toReceipt(after),
+      detail: failures?.length ? { ...receipt, failures } : receipt,
       time: new Date(after.updatedAt),
     },
   };

@@ -1,6 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
 import type { BusEvent, PutResult } from '../../../lib/bus/index.ts';
-import type { OffboardingRecord } from '../../../lib/core/index.ts';
+import type { DeletionRecord, OffboardingRecord } from '../../../lib/core/index.ts';
 import {
   type Announcement,
   DELETION_STATE_CHANGE,
@@ -50,6 +50,33 @@ describe('deletionAnnouncement', () => {
       time: new Date('2026-03-01T11:00:05.000Z'),
     });
   });
+
+  it.each<[string, Partial<DeletionRecord>, unknown]>([
+    ['keys refused (read with GET)', { failedObjects: 3 }, undefined],
+    [
+      'a reason',
+      { reason: { code: 'Stalled', message: 'no progress' } },
+      [{ code: 'Stalled', message: 'no progress' }],
+    ],
+  ])(
+    'announces a FAILED deletion with %s without an empty list of failures',
+    (_, failed, failures) => {
+      const before = aDeletion({ state: 'RUNNING' });
+
+      const announced = deletionAnnouncement({
+        before,
+        after: { ...before, state: 'FAILED', ...failed },
+      });
+
+      expect(announced?.event.detail).toMatchObject({
+        state: 'FAILED',
+        failedObjects: failed.failedObjects ?? 0,
+      });
+      expect((announced?.event.detail as { failures?: unknown } | undefined)?.failures).toEqual(
+        failures,
+      );
+    },
+  );
 
   it('announces nothing for a write that left the state and round as they were', () => {
     const before = aDeletion({ chainsSettled: 0 });

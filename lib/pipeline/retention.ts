@@ -7,7 +7,7 @@ import {
   StreamDeletingError,
   StreamNotFoundError,
 } from '../core/index.ts';
-import type { DeletionStore, StreamStore } from '../store/index.ts';
+import { type DeletionStore, PolicyChangedError, type StreamStore } from '../store/index.ts';
 
 export interface RetentionOptions {
   readonly streams: Pick<StreamStore, 'withRetention' | 'claimRetentionRun'>;
@@ -57,10 +57,12 @@ export class RetentionRunner {
       report.claimed++;
       try {
         const before = daysBefore(now, days);
+        // Requested only while the policy is still `days`, as the claim was.
         const { created } = await this.#deletions.requestPartitions(
           stream.tenant,
           stream.stream,
           before,
+          days,
         );
         if (created) report.requested++;
       } catch (error) {
@@ -76,4 +78,5 @@ const isSkippable = (error: unknown) =>
   error instanceof StreamDeletingError ||
   error instanceof StreamNotFoundError ||
   error instanceof DeletionNotFoundError ||
-  error instanceof PartitionDeletionInProgressError;
+  error instanceof PartitionDeletionInProgressError ||
+  error instanceof PolicyChangedError;

@@ -74,8 +74,13 @@ export class DeletionStore {
    * A deletion of the stream's `dt=` partitions strictly before `before`, while the stream stays
    * ACTIVE and writable (see partition-requests.ts).
    */
-  requestPartitions(tenant: string, stream: string, before: string): Promise<DeletionRequest> {
-    return requestPartitions(this.#context(tenant), { tenant, stream, before });
+  requestPartitions(
+    tenant: string,
+    stream: string,
+    before: string,
+    policyDays?: number,
+  ): Promise<DeletionRequest> {
+    return requestPartitions(this.#context(tenant), { tenant, stream, before, policyDays });
   }
 
   #context(tenant: string): RequestContext {

@@ -17,6 +17,7 @@ export {
   TTL_ATTRIBUTE,
 } from './layout.ts';
 export { OffboardingStore, type TakenIn } from './offboarding-store.ts';
+export { PolicyChangedError } from './partition-requests.ts';
 export { type PlanChainLayout, type PlanLook, PlanStore } from './plan-store.ts';
 export { type CreateResult, type StreamPage, StreamStore } from './stream-store.ts';
 export { documentClient, Table } from './table.ts';

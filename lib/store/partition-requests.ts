@@ -34,20 +34,34 @@ export interface RequestContext {
 }
 
 /**
+ * A retention run's request found the stream's policy removed or changed since the run claimed
+ * its day: the partitions it computed are no longer the policy's, so nothing is requested.
+ */
+export class PolicyChangedError extends Error {
+  constructor(tenant: string, stream: string) {
+    super(`the retention policy of ${tenant}/${stream} changed since its run was claimed`);
+    this.name = 'PolicyChangedError';
+  }
+}
+
+/**
  * DeletionStore's request of a partition deletion: one at a time per stream (a repeat with the
  * same cutoff answers the one under way, another cutoff is 409), the deletion record and the
  * stream's claim in one transaction; the stream stays ACTIVE and writable throughout.
  */
 export function requestPartitions(
   context: RequestContext,
-  request: { tenant: string; stream: string; before: string },
+  request: { tenant: string; stream: string; before: string; policyDays?: number | undefined },
 ): Promise<DeletionRequest> {
   const { table, streams, clock } = context;
-  const { tenant, stream, before } = request;
+  const { tenant, stream, before, policyDays } = request;
   return retry<DeletionRequest>(RETRY.contention, async () => {
     const current = await streams.find(tenant, stream);
     if (!current || current.state === 'DELETED') throw new StreamNotFoundError(tenant, stream);
     if (current.state !== 'ACTIVE') throw streams.refusal(current);
+    if (policyDays !== undefined && current.retentionDays !== policyDays) {
+      throw new PolicyChangedError(tenant, stream);
+    }
     const held = await heldPartitions(current, context.get);
     if (held && !hasEnded(held.state)) {
       if (held.before === before) return { done: true, value: { created: false, deletion: held } };
@@ -56,7 +70,7 @@ export function requestPartitions(
     const now = clock.now().toISOString();
     const deletion: DeletionRecord = { ...newDeletion(current, context.newId(), now), before };
     const result = await table.transact([
-      streams.claimPartitions(current, deletion),
+      streams.claimPartitions(current, deletion, policyDays),
       table.putItem(
         {
           ...keys.deletion(tenant, deletion.deletionId),

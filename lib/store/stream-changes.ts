@@ -90,7 +90,11 @@ export function retentionRunChange(stream: StreamRecord, days: number, today: st
  * The stream's part of a partition deletion's request: it stays ACTIVE at its generation and
  * holds the deletion's id, one at a time; a holder that ended is replaced.
  */
-export function partitionClaimChange(current: StreamRecord, deletion: DeletionRecord): Change {
+export function partitionClaimChange(
+  current: StreamRecord,
+  deletion: DeletionRecord,
+  policyDays?: number,
+): Change {
   return {
     update: 'SET partitionDeletionId = :id, updatedAt = :now',
     values: { ':id': deletion.deletionId, ':now': deletion.requestedAt },
@@ -98,6 +102,8 @@ export function partitionClaimChange(current: StreamRecord, deletion: DeletionRe
       streamMay('plan'),
       atGeneration(current.generation),
       partitionsHeldBy(current.partitionDeletionId),
+      // A retention run's: only while the policy is still the one its cutoff came from.
+      ...(policyDays === undefined ? [] : [equals('retentionDays', policyDays)]),
     ),
   };
 }

@@ -222,9 +222,13 @@ export class StreamStore {
    * The stream's part of requesting a partition deletion: it stays ACTIVE (writable) at its
    * generation and holds the deletion's id, one at a time; a holder that ended is replaced.
    */
-  claimPartitions(current: StreamRecord, deletion: DeletionRecord): TransactItem {
+  claimPartitions(
+    current: StreamRecord,
+    deletion: DeletionRecord,
+    policyDays?: number,
+  ): TransactItem {
     const key = keys.stream(current.tenant, current.stream);
-    return this.#table.updateItem(key, partitionClaimChange(current, deletion));
+    return this.#table.updateItem(key, partitionClaimChange(current, deletion, policyDays));
   }
 
   /** Lets the next partition deletion in, once this one ended (a no-op if another holds it). */

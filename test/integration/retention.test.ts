@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { clockOf, type DeletionReceipt } from '../../lib/core/index.ts';
+import { clockOf, type DeletionReceipt, type StreamRecord } from '../../lib/core/index.ts';
 import { RetentionRunner } from '../../lib/pipeline/index.ts';
 import { waitForEnd } from '../helpers/cells.ts';
 import { type ApiClient, apiClient, parseLocation } from '../helpers/http.ts';
@@ -54,7 +54,11 @@ describe.skipIf(process.env.LETHE_TEST_API_URL)('retention racing a change of po
    * day would take dt=2026-01-01), with `change` made to the policy once the sweep index has
    * been read and before the claim: the race a lagging index or a long sweep opens.
    */
-  async function raceRetention(name: string, change: () => Promise<void>) {
+  async function raceRetention(
+    name: string,
+    change: () => Promise<void>,
+    when: 'before the claim' | 'after the claim' = 'before the claim',
+  ) {
     const local = target.local;
     if (!local) throw new Error('needs the in-process local stack');
     const now = new Date('2026-01-03T06:00:00.000Z');
@@ -67,11 +71,15 @@ describe.skipIf(process.env.LETHE_TEST_API_URL)('retention racing a change of po
         for await (const stream of streams.withRetention()) {
           if (stream.tenant !== name) continue;
           expect(stream.retentionDays).toBe(1);
-          await change();
+          if (when === 'before the claim') await change();
           yield stream;
         }
       },
-      claimRetentionRun: streams.claimRetentionRun.bind(streams),
+      async claimRetentionRun(stream: StreamRecord, days: number, today: string) {
+        const claimed = await streams.claimRetentionRun(stream, days, today);
+        if (when === 'after the claim') await change();
+        return claimed;
+      },
     };
     const racy = new RetentionRunner({ streams: racing, deletions, clock: clockOf(() => now) });
     const report = await racy.run();
@@ -102,6 +110,30 @@ describe.skipIf(process.env.LETHE_TEST_API_URL)('retention racing a change of po
     expect(stream.body).toMatchObject({ state: 'ACTIVE' });
     expect(stream.body.retentionDays).toBeUndefined();
     expect(stream.body.partitionDeletionId).toBeUndefined();
+  });
+
+  it('does not apply a retention policy removed after its day was claimed, before the request', async () => {
+    // Arrange: a policy of 1 day
+    const name = tenant();
+    const { bucket, prefix } = await seeded(name);
+    const set = await api.call('PUT', `/v1/tenants/${name}/streams/logs/retention`, { days: 1 });
+    expect(set.status).toBe(200);
+
+    // Act: the user removes it once the run has claimed the day, before it requests the deletion
+    const { report, mine } = await raceRetention(
+      name,
+      async () => {
+        const removed = await api.call('DELETE', `/v1/tenants/${name}/streams/logs/retention`);
+        expect(removed.status).toBe(200);
+      },
+      'after the claim',
+    );
+
+    // Assess: claimed, but nothing requested: every object still there
+    expect(report).toEqual({ policies: 1, claimed: 1, requested: 0 });
+    expect(mine).toEqual([]);
+    expect((await listAll(target.s3, bucket, prefix)).size).toBe(27);
+    expect((await api.get(name, 'logs')).body.partitionDeletionId).toBeUndefined();
   });
 
   it('does not apply the old number of days of a policy lengthened after the sweep read it', async () => {

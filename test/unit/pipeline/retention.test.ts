@@ -2,7 +2,11 @@ import { describe, expect, it, vi } from 'vitest';
 import { clockOf, type StreamRecord } from '../../../lib/core/index.ts';
 import { RetentionRunner } from '../../../lib/pipeline/index.ts';
 import type { RetentionOptions } from '../../../lib/pipeline/retention.ts';
-import type { DeletionStore, StreamStore } from '../../../lib/store/index.ts';
+import {
+  type DeletionStore,
+  PolicyChangedError,
+  type StreamStore,
+} from '../../../lib/store/index.ts';
 import { aDeletion, aStream } from '../../helpers/records.ts';
 
 const NOW = new Date('2026-01-10T06:00:00.000Z');
@@ -37,7 +41,7 @@ describe('RetentionRunner', () => {
       3,
       '2026-01-10',
     );
-    expect(deletions.requestPartitions).toHaveBeenCalledWith('acme', 'logs', '2026-01-07');
+    expect(deletions.requestPartitions).toHaveBeenCalledWith('acme', 'logs', '2026-01-07', 3);
   });
 
   it('skips a stream whose claim is refused (its policy removed or changed since the read), and goes on', async () => {
@@ -56,7 +60,22 @@ describe('RetentionRunner', () => {
     expect(report).toEqual({ policies: 2, claimed: 1, requested: 1 });
     expect(streams.claimRetentionRun).toHaveBeenCalledTimes(2);
     expect(deletions.requestPartitions).toHaveBeenCalledTimes(1);
-    expect(deletions.requestPartitions).toHaveBeenCalledWith('acme', 'kept', '2026-01-08');
+    expect(deletions.requestPartitions).toHaveBeenCalledWith('acme', 'kept', '2026-01-08', 2);
+  });
+
+  it('skips a stream whose policy changed between its claim and its request, and goes on', async () => {
+    // Arrange: the request finds the policy changed since the claim (PolicyChangedError)
+    const { run, deletions } = runner([
+      aStream({ stream: 'changed', retentionDays: 1 }),
+      aStream({ stream: 'kept', retentionDays: 2 }),
+    ]);
+    deletions.requestPartitions.mockRejectedValueOnce(new PolicyChangedError('acme', 'changed'));
+
+    // Act
+    const report = await run.run();
+
+    // Assess
+    expect(report).toEqual({ policies: 2, claimed: 2, requested: 1 });
   });
 
   it('does not claim a stream read without a policy, not ACTIVE, or already run today', async () => {

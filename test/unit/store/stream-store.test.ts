@@ -11,7 +11,7 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { clockOf, StreamDeletingError, type StreamRecord } from '../../../lib/core/index.ts';
 import { documentClient, keys, StreamStore, Table } from '../../../lib/store/index.ts';
-import { aStream, BUCKET, NOW, TABLE } from '../../helpers/records.ts';
+import { aDeletion, aStream, BUCKET, NOW, TABLE } from '../../helpers/records.ts';
 
 const dynamodb = mockClient(DynamoDBDocumentClient);
 const STREAM_KEY = keys.stream('acme', 'logs');
@@ -131,5 +131,24 @@ describe("StreamStore's retention claim (a policy removed or changed since the r
 
     expect(claimed).toBe(false);
     expect(writes()).toHaveLength(1);
+  });
+});
+
+describe("StreamStore's partition claim", () => {
+  it.each<[string, number | undefined, boolean]>([
+    ["a retention run's, only while the policy is still its days", 7, true],
+    ["a user's request, whatever the policy", undefined, false],
+  ])('is conditioned as %s', (_, policyDays, conditioned) => {
+    const item = streamStore().claimPartitions(
+      aStream({ retentionDays: 7 }),
+      aDeletion({ before: '2026-02-22' }),
+      policyDays,
+    ) as { Update?: { ConditionExpression?: string; ExpressionAttributeValues?: object } };
+
+    const condition = item.Update?.ConditionExpression ?? '';
+    expect(condition.includes('#retentionDays = :retentionDays')).toBe(conditioned);
+    if (conditioned) {
+      expect(item.Update?.ExpressionAttributeValues).toMatchObject({ ':retentionDays': 7 });
+    }
   });
 });

@@ -1,9 +1,14 @@
-import { createPublicKey } from 'node:crypto';
 import { type CertificateKey, verifyCertificate } from '../core/index.ts';
 import type { Command } from './args.ts';
 import { ApiError, type LetheClient } from './client.ts';
 import { EXIT, type ExitCode } from './exit-codes.ts';
 import { plural } from './progress.ts';
+import {
+  parsePublicKey,
+  parseSavedCertificate,
+  type SavedCertificate,
+  textOf,
+} from './saved-certificate.ts';
 import type { Output } from './status-line.ts';
 import { inputName, UsageError } from './values.ts';
 
@@ -26,22 +31,6 @@ export interface VerifyContext {
   readonly readInput: (file: string) => Promise<Uint8Array>;
   /** The public key that signed with `keyId`, from the API. */
   readonly keyFor: (keyId: string) => Promise<CertificateKey>;
-}
-
-/** The fields of a saved certificate that `lethe verify` reads, and says. */
-export interface SavedCertificate {
-  certificate: {
-    deletionId: string;
-    tenant: string;
-    stream: string;
-    /** A partition deletion's cutoff day. */
-    partitionsBefore?: string;
-    objectsDeleted: number;
-    completedAt: string;
-  };
-  signature: string;
-  algorithm: string;
-  keyId: string;
 }
 
 /** Writes `text` to `out`, or to stdout without it; says where it went unless `--json`. */
@@ -107,97 +96,6 @@ export async function saveCertificateKey(
   return EXIT.ok;
 }
 
-/** The checks a saved certificate must pass to be verified at all: `path` holds a `type`. */
-const FIELDS: ReadonlyArray<readonly [string, 'object' | 'string' | 'number']> = [
-  ['certificate', 'object'],
-  ['signature', 'string'],
-  ['algorithm', 'string'],
-  ['keyId', 'string'],
-  ['certificate.deletionId', 'string'],
-  ['certificate.tenant', 'string'],
-  ['certificate.stream', 'string'],
-  ['certificate.objectsDeleted', 'number'],
-  ['certificate.completedAt', 'string'],
-];
-
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
-
-/** The value at a dotted path, if every step on the way is an object. */
-function at(value: unknown, path: string): unknown {
-  return path
-    .split('.')
-    .reduce<unknown>((here, key) => (isRecord(here) ? here[key] : undefined), value);
-}
-
-/** What is missing or malformed in a parsed certificate, one item each. */
-function problemsOf(value: unknown): string[] {
-  if (!isRecord(value)) return ['it is not a JSON object'];
-  return FIELDS.flatMap(([path, type]) => {
-    const found = at(value, path);
-    if (found === undefined) return [`no ${path}`];
-    const ok = type === 'object' ? isRecord(found) : typeof found === type;
-    return ok ? [] : [`${path} is not ${type === 'object' ? 'an' : 'a'} ${type}`];
-  });
-}
-
-/**
- * A saved certificate, as `lethe deletions certificate` wrote it: the parsed document (what the
- * signature is checked against, unknown fields included) and the fields `lethe verify` says.
- */
-export function parseSavedCertificate(
-  text: string,
-  file: string,
-): { document: unknown; saved: SavedCertificate } {
-  let document: unknown;
-  try {
-    document = JSON.parse(text);
-  } catch (error) {
-    throw new UsageError(
-      `${inputName(file)} is not JSON: ${error instanceof Error ? error.message : error}`,
-    );
-  }
-  const problems = problemsOf(document);
-  if (problems.length > 0) {
-    throw new UsageError(
-      `${inputName(file)} is not a signed certificate: ${problems.join(', ')} (save one with lethe deletions certificate TENANT DELETION_ID --out FILE)`,
-    );
-  }
-  return { document, saved: document as SavedCertificate };
-}
-
-/**
- * A public key as PEM, from a PEM file or the JSON of `lethe certificate-key --json`, with the
- * key's id when the JSON names it (a PEM file names none).
- */
-export function parsePublicKey(text: string, file: string): { pem: string; keyId?: string } {
-  let pem = text;
-  let keyId: string | undefined;
-  if (text.trimStart().startsWith('{')) {
-    const json = safeJson(text);
-    const found = at(json, 'publicKeyPem');
-    pem = typeof found === 'string' ? found : '';
-    const id = at(json, 'keyId');
-    if (typeof id === 'string' && id !== '') keyId = id;
-  }
-  try {
-    createPublicKey(pem);
-    return keyId === undefined ? { pem } : { pem, keyId };
-  } catch {
-    throw new UsageError(
-      `${inputName(file)} is not a PEM public key (save one with lethe certificate-key --out FILE)`,
-    );
-  }
-}
-
-function safeJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-}
-
 /** The key that signed, from the API; a key it never had is most likely another deployment's. */
 async function fetchKey(keyId: string, context: VerifyContext): Promise<string> {
   try {
@@ -222,7 +120,7 @@ export async function verify(
   if (command.file === '-' && command.key === '-') {
     throw new UsageError('FILE and --key cannot both be - (stdin)');
   }
-  const decode = async (file: string) => new TextDecoder().decode(await context.readInput(file));
+  const decode = async (file: string) => textOf(await context.readInput(file));
   const { document, saved } = parseSavedCertificate(await decode(command.file), command.file);
   // Who signed, as far as this check can vouch: the key the API keeps under the certificate's
   // keyId, the keyId of a key's JSON (which must be the certificate's), or a PEM file's key.

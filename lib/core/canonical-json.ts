@@ -20,3 +20,37 @@ export function canonicalJson(value: unknown): string {
   }
   throw new TypeError(`cannot canonicalize a ${typeof value}`);
 }
+
+/**
+ * The first member name that appears twice in one object of a JSON text (valid JSON, as
+ * `JSON.parse` accepts it), if any. `JSON.parse` keeps the last of them, so what a reader of the
+ * text sees first is not what would be checked: RFC 8785 takes only I-JSON, which has none.
+ */
+export function duplicateName(text: string): string | undefined {
+  // One entry per open object (its names so far) or array (undefined).
+  const open: Array<Set<string> | undefined> = [];
+  let nameNext = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (c === '"') {
+      let end = i + 1;
+      while (end < text.length && text[end] !== '"') end += text[end] === '\\' ? 2 : 1;
+      if (nameNext) {
+        const name = JSON.parse(text.slice(i, end + 1)) as string;
+        const names = open.at(-1);
+        if (names?.has(name)) return name;
+        names?.add(name);
+        nameNext = false;
+      }
+      i = end;
+    } else if (c === '{' || c === '[') {
+      open.push(c === '{' ? new Set() : undefined);
+      nameNext = c === '{';
+    } else if (c === '}' || c === ']') {
+      open.pop();
+    } else if (c === ',') {
+      nameNext = open.at(-1) !== undefined;
+    }
+  }
+  return undefined;
+}

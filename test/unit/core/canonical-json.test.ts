@@ -1,5 +1,6 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { canonicalJson } from '../../../lib/core/index.ts';
+import { canonicalJson, duplicateName } from '../../../lib/core/index.ts';
 
 describe('canonicalJson (RFC 8785)', () => {
   it('sorts keys by UTF-16 code units, recursively, with no whitespace', () => {
@@ -41,5 +42,30 @@ describe('canonicalJson (RFC 8785)', () => {
   it('refuses what JSON cannot say', () => {
     expect(() => canonicalJson(Number.NaN)).toThrow(TypeError);
     expect(() => canonicalJson(() => 1)).toThrow(TypeError);
+  });
+});
+
+describe('duplicateName', () => {
+  it.each<[string, string, string | undefined]>([
+    ['none', '{"a":1,"b":{"a":2},"c":[{"a":3},{"a":4}]}', undefined],
+    ['at the top', '{"a":1,"b":2,"a":3}', 'a'],
+    ['in a nested object', '{"x":{"n":1,"n":2}}', 'n'],
+    ['in an object inside an array', '[1,{"k":"v","k":"w"}]', 'k'],
+    ['written with an escape', '{"t":1,"\\u0074":2}', 't'],
+    ['not fooled by names inside string values', '{"a":"\\",\\"a\\":","b":1}', undefined],
+    ['with whitespace around', '{ "a" : 1 ,\n "a" : 2 }', 'a'],
+    ['in an empty object', '{}', undefined],
+  ])('finds %s', (_, text, found) => {
+    expect(() => JSON.parse(text)).not.toThrow();
+    expect(duplicateName(text)).toBe(found);
+  });
+
+  it('finds none in what JSON.stringify writes, however nested', () => {
+    fc.assert(
+      fc.property(fc.jsonValue(), (value) => {
+        expect(duplicateName(JSON.stringify(value))).toBeUndefined();
+        expect(duplicateName(JSON.stringify(value, null, 2))).toBeUndefined();
+      }),
+    );
   });
 });

@@ -16,6 +16,7 @@ export { PortInUseError } from './console.ts';
 
 import { type Emulators, emulatorsFor } from './emulator.ts';
 import { createHttpServer } from './http-server.ts';
+import { withTimeout } from './invocation.ts';
 import { type LocalFunction, type LocalResources, provision } from './provision.ts';
 import { QueuePoller } from './queue-poller.ts';
 import { StreamPoller } from './stream-poller.ts';
@@ -154,7 +155,9 @@ export class LocalStack {
 
     const handlers = new Map<string, Handler>();
     for (const fn of resources.functions) {
-      handlers.set(fn.logicalId, await loadHandler(fn, options.settings ?? {}, clients));
+      // Held to the function's timeout from the template, as Lambda holds it.
+      const handler = await loadHandler(fn, options.settings ?? {}, clients);
+      handlers.set(fn.logicalId, withTimeout(handler, fn.timeoutSeconds));
     }
     const handlerOf = (functionId: string) => {
       const handler = handlers.get(functionId);

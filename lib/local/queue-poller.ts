@@ -123,17 +123,33 @@ export class QueuePoller {
     }
   }
 
-  /** Ids of the messages that failed. */
+  /** Ids of the messages that failed (all of them when the function threw). */
   async #invoke(records: SQSRecord[]): Promise<Set<string>> {
+    const ids = records.map((record) => record.messageId);
     try {
-      const response = (await this.#options.invoke({ Records: records })) as
-        | { batchItemFailures?: Array<{ itemIdentifier: string }> }
-        | undefined;
+      const response = await this.#options.invoke({ Records: records });
       if (!this.#options.source.reportBatchItemFailures) return new Set();
-      return new Set((response?.batchItemFailures ?? []).map((failure) => failure.itemIdentifier));
+      return new Set(failedIndexes(response, ids).map((index) => ids[index] as string));
     } catch (error) {
       this.#options.log?.(`worker invocation failed: ${(error as Error).message}`);
-      return new Set(records.map((record) => record.messageId));
+      return new Set(ids);
     }
   }
+}
+
+/**
+ * Indexes of the records a partial batch response reports failed (none: all succeeded), given
+ * each record's identifier (its messageId, or its stream sequence number). As on AWS ("Lambda
+ * treats the batch as a complete failure"), every record fails when `batchItemFailures` is not a
+ * list or one of its `itemIdentifier`s is empty, null, not a string or not one of the batch's.
+ */
+export function failedIndexes(response: unknown, ids: Array<string | undefined>): number[] {
+  const { batchItemFailures = [] } = (response ?? {}) as { batchItemFailures?: unknown };
+  const all = ids.map((_, index) => index);
+  if (!Array.isArray(batchItemFailures)) return all;
+  const failed = batchItemFailures.map((failure) => {
+    const id = (failure as { itemIdentifier?: unknown } | null)?.itemIdentifier;
+    return typeof id === 'string' && id !== '' ? ids.indexOf(id) : -1;
+  });
+  return failed.includes(-1) ? all : failed;
 }

@@ -10,7 +10,8 @@ import type { DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import { backoff, sleep } from '../support/index.ts';
 import { passesFilters } from './filter.ts';
 import type { LocalEventSource } from './provision.ts';
-import { lanesFor, type ShardLanes } from './stream-lanes.ts';
+import { failedIndexes } from './queue-poller.ts';
+import { invocationRecord, lanesFor, type ShardLanes } from './stream-lanes.ts';
 
 export type Invoke<E> = (event: E) => Promise<unknown>;
 
@@ -204,79 +205,61 @@ export class StreamPoller {
     return undefined;
   }
 
-  async #deliver(shardId: string, records: DynamoDBRecord[]): Promise<void> {
-    const { source } = this.#options;
+  /**
+   * Delivers a batch as Lambda's stream event source mapping does. A partial batch response is
+   * retried from its lowest failed record; a thrown error (a function error) retries the whole
+   * batch, or with BisectBatchOnFunctionError splits a batch of more than one record in two at
+   * once, each half delivered in turn. A split is not a retry (AWS: "splitting a batch does not
+   * count towards the retry quota"): a half starts with the retries its records had used. After
+   * MaximumRetryAttempts retries the records go to the on-failure destination; -1 is unbounded
+   * (AWS retries until the record expires; locally, never gives up).
+   */
+  async #deliver(shardId: string, records: DynamoDBRecord[], used = 0, invoked = 0): Promise<void> {
+    const { maxRetries, bisectOnError } = this.#options.source;
     let pending = records;
-    for (let attempt = 0; pending.length > 0; attempt++) {
-      const failedFrom = await this.#invoke(pending);
-      if (failedFrom < 0) return;
-      pending = pending.slice(failedFrom);
+    for (let retries = used, invokes = invoked + 1; ; retries++, invokes++) {
+      const { from, threw } = await this.#invoke(pending);
+      if (from < 0) return;
+      pending = pending.slice(from);
       // A stopped runtime stops retrying at once; the shard has not moved on past these.
       if (!this.#running) return;
-      if (attempt >= source.maxRetries) {
-        if (source.bisectOnError && pending.length > 1) {
-          const middle = Math.ceil(pending.length / 2);
-          await this.#deliver(shardId, pending.slice(0, middle));
-          await this.#deliver(shardId, pending.slice(middle));
-        } else {
-          await this.#sendToOnFailure(shardId, pending, attempt + 1);
-        }
-        return;
+      if (threw && bisectOnError && pending.length > 1) {
+        const middle = Math.ceil(pending.length / 2);
+        await this.#deliver(shardId, pending.slice(0, middle), retries, invokes);
+        return await this.#deliver(shardId, pending.slice(middle), retries, invokes);
       }
-      await sleep(backoff(attempt, 200, 5_000));
+      if (maxRetries >= 0 && retries >= maxRetries) {
+        return await this.#discard(shardId, pending, invokes, threw);
+      }
+      await sleep(backoff(retries - used, 200, 5_000));
     }
   }
 
-  /** Index of the first failed record, or -1 when the whole batch succeeded. */
-  async #invoke(records: DynamoDBRecord[]): Promise<number> {
+  /** Index of the first record to retry (-1: none), and whether the function threw. */
+  async #invoke(records: DynamoDBRecord[]): Promise<{ from: number; threw: boolean }> {
+    const { invoke, source, log } = this.#options;
     try {
-      const response = (await this.#options.invoke({ Records: records })) as
-        | { batchItemFailures?: Array<{ itemIdentifier: string }> }
-        | undefined;
-      const failures = this.#options.source.reportBatchItemFailures
-        ? (response?.batchItemFailures ?? [])
-        : [];
-      if (failures.length === 0) return -1;
-      const failed = new Set(failures.map((failure) => failure.itemIdentifier));
-      const index = records.findIndex((record) =>
-        failed.has(record.dynamodb?.SequenceNumber ?? ''),
-      );
-      return Math.max(index, 0);
+      const response = await invoke({ Records: records });
+      if (!source.reportBatchItemFailures) return { from: -1, threw: false };
+      // The checkpoint is the lowest failed sequence number; an invalid identifier: the first.
+      const sequences = records.map((record) => record.dynamodb?.SequenceNumber);
+      const failed = failedIndexes(response, sequences);
+      return { from: failed.length === 0 ? -1 : Math.min(...failed), threw: false };
     } catch (error) {
-      this.#options.log?.(`dispatcher invocation failed: ${(error as Error).message}`);
-      return 0;
+      log?.(`dispatcher invocation failed: ${(error as Error).message}`);
+      return { from: 0, threw: true };
     }
   }
 
-  async #sendToOnFailure(shardId: string, records: DynamoDBRecord[], invokeCount: number) {
-    const { source, sqs, queueUrlOf, log } = this.#options;
-    const first = records[0]?.dynamodb;
-    const last = records.at(-1)?.dynamodb;
+  /** Gives up on records: logs them and sends the on-failure destination their batch's record. */
+  async #discard(shardId: string, records: DynamoDBRecord[], invokes: number, threw: boolean) {
+    const { source, sqs, queueUrlOf, region, log } = this.#options;
+    const [first, last] = [records[0]?.dynamodb, records.at(-1)?.dynamodb];
     log?.(`stream records ${first?.SequenceNumber}..${last?.SequenceNumber} exhausted retries`);
     const url = source.onFailureArn ? queueUrlOf(source.onFailureArn) : undefined;
     if (!url) return;
-    await sqs.send(
-      new SendMessageCommand({
-        QueueUrl: url,
-        MessageBody: JSON.stringify({
-          requestContext: {
-            condition: 'RetryAttemptsExhausted',
-            approximateInvokeCount: invokeCount,
-            functionArn: source.functionId,
-          },
-          responseContext: { statusCode: 200, functionError: 'Unhandled' },
-          version: '1.0',
-          timestamp: new Date().toISOString(),
-          DDBStreamBatchInfo: {
-            shardId,
-            startSequenceNumber: first?.SequenceNumber,
-            endSequenceNumber: last?.SequenceNumber,
-            batchSize: records.length,
-            streamArn: source.sourceArn,
-          },
-        }),
-      }),
-    );
+    const record = invocationRecord({ source, region, shardId, records, invokes, threw });
+    await sqs.send(new SendMessageCommand({ QueueUrl: url, MessageBody: JSON.stringify(record) }));
   }
 
   #toLambdaRecord(record: _Record): DynamoDBRecord {

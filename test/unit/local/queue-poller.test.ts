@@ -100,4 +100,47 @@ describe('QueuePoller', () => {
 
     expect(receives).toBe(receivedBefore);
   });
+
+  it.each([
+    ['not a messageId of the batch', [{ itemIdentifier: 'bogus' }]],
+    ['empty', [{ itemIdentifier: '' }]],
+    ['null', [{ itemIdentifier: null }]],
+    ['missing', [{}]],
+    ['not a string', [{ itemIdentifier: 7 }]],
+    ['next to a valid one but unknown', [{ itemIdentifier: 'm1' }, { itemIdentifier: 'm9' }]],
+  ])('deletes no message when an itemIdentifier is %s', async (_, batchItemFailures) => {
+    // Arrange: one batch of three
+    queued = ['m0', 'm1', 'm2'];
+    let invoked = 0;
+    start(async () => {
+      invoked++;
+      return { batchItemFailures };
+    });
+
+    // Act
+    await vi.waitFor(() => expect(invoked).toBe(1));
+    await poller?.stop();
+    poller = undefined;
+
+    // Assess: AWS treats the batch as a complete failure, so every message comes back
+    expect(sqs.commandCalls(DeleteMessageBatchCommand)).toHaveLength(0);
+  });
+
+  it('deletes the messages a valid partial batch response does not name', async () => {
+    queued = ['m0', 'm1', 'm2'];
+    let invoked = 0;
+    start(async () => {
+      invoked++;
+      return { batchItemFailures: [{ itemIdentifier: 'm1' }] };
+    });
+
+    await vi.waitFor(() => expect(invoked).toBe(1));
+    await poller?.stop();
+    poller = undefined;
+
+    const deletes = sqs.commandCalls(DeleteMessageBatchCommand);
+    expect(
+      deletes.flatMap((call) => call.args[0].input.Entries?.map((e) => e.ReceiptHandle)),
+    ).toEqual(['m0', 'm2']);
+  });
 });

@@ -111,3 +111,26 @@ export async function assertCellCompleted(
   expect(again.body.generation).toBe(2);
   expect((await api.ingest(cell.tenant, 'logs', [{ again: true }])).status).toBe(201);
 }
+
+/** The days of the partitions `seedDayPartitions` writes. */
+const PARTITION_DAYS = ['2026-01-01', '2026-01-02', '2026-01-03', '2026-01-04'];
+
+/**
+ * A new stream `logs` of `tenant` with 6 objects in each of four `dt=` day partitions
+ * (2026-01-01 to 2026-01-04), and 3 keys outside them (`manifest.json`, `schema/v1.json`,
+ * `dt=bogus/x.json`): 27 objects.
+ */
+export async function seedDayPartitions(api: ApiClient, s3: S3Client, tenant: string) {
+  const created = await api.create(tenant, 'logs');
+  const { bucket, prefix } = parseLocation(String(created.body.location));
+  const objects = PARTITION_DAYS.flatMap((day) =>
+    Array.from({ length: 6 }, (_, n) => ({ key: `${prefix}dt=${day}/part-${n}.json`, body: day })),
+  );
+  await seedObjects(s3, bucket, [
+    ...objects,
+    { key: `${prefix}manifest.json`, body: '{}' },
+    { key: `${prefix}schema/v1.json`, body: '{}' },
+    { key: `${prefix}dt=bogus/x.json`, body: '{}' },
+  ]);
+  return { bucket, prefix };
+}

@@ -106,14 +106,17 @@ describe('deleting under injected faults', () => {
     await assertCellCompleted(api, target.s3, cell, completed);
   });
 
-  it('marks a deletion that never progresses FAILED (Stalled), and a retry completes it', async () => {
-    const faults = faultyClients({});
+  /** A stack whose sweeper gives a deletion up as Stalled after two looks without progress. */
+  const startStalling = async () => {
     target = await startTarget({
       settings: { ...SETTINGS, LETHE_MAX_ATTEMPTS: '2' },
       visibilityTimeoutSeconds: 2,
-      wrapClients: faults.wrap,
     });
-    const api = apiClient(target.baseUrl);
+    return { target, api: apiClient(target.baseUrl) };
+  };
+
+  it('marks a deletion that never progresses FAILED (Stalled), and a retry completes it', async () => {
+    const { target, api } = await startStalling();
     const cell = await prepareCell(api, target.s3, 'stalled', 30);
     armFailpoint('worker.after-list', 'error', 1_000_000);
 
@@ -135,13 +138,7 @@ describe('deleting under injected faults', () => {
   });
 
   it('counts what a stalled deletion deleted but never counted, in its FAILED receipt and after a retry', async () => {
-    const faults = faultyClients({});
-    target = await startTarget({
-      settings: { ...SETTINGS, LETHE_MAX_ATTEMPTS: '2' },
-      visibilityTimeoutSeconds: 2,
-      wrapClients: faults.wrap,
-    });
-    const api = apiClient(target.baseUrl);
+    const { target, api } = await startStalling();
     const cell = await prepareCell(api, target.s3, 'uncounted', 60);
     // Every page's delete reaches S3, and every count after it fails, until the deletion stalls.
     armFailpoint('worker.after-delete', 'error', 1_000_000);

@@ -3,13 +3,11 @@ import { CreateMultipartUploadCommand, ListMultipartUploadsCommand } from '@aws-
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { clockOf, type DeletionReceipt, dayOf } from '../../lib/core/index.ts';
 import { RetentionRunner } from '../../lib/pipeline/index.ts';
-import { waitForEnd } from '../helpers/cells.ts';
-import { type ApiClient, apiClient, parseLocation } from '../helpers/http.ts';
+import { seedDayPartitions, waitForEnd } from '../helpers/cells.ts';
+import { type ApiClient, apiClient } from '../helpers/http.ts';
 import { listAll, seedObjects } from '../helpers/s3.ts';
 import { storesOf } from '../helpers/stores.ts';
 import { startTarget, type TestTarget } from '../helpers/target.ts';
-
-const DAYS = ['2026-01-01', '2026-01-02', '2026-01-03', '2026-01-04'];
 
 /**
  * Partition deletion and retention, end to end: old `dt=` partitions go while the stream stays
@@ -29,24 +27,7 @@ describe.skipIf(process.env.LETHE_TEST_API_URL)('partitions and retention', () =
     await target?.stop();
   });
 
-  /** A stream with 6 objects in each of four day partitions, and keys outside `dt=`. */
-  async function seeded(name: string) {
-    const created = await api.create(name, 'logs');
-    const { bucket, prefix } = parseLocation(String(created.body.location));
-    const objects = DAYS.flatMap((day) =>
-      Array.from({ length: 6 }, (_, n) => ({
-        key: `${prefix}dt=${day}/part-${n}.json`,
-        body: day,
-      })),
-    );
-    await seedObjects(target.s3, bucket, [
-      ...objects,
-      { key: `${prefix}manifest.json`, body: '{}' },
-      { key: `${prefix}schema/v1.json`, body: '{}' },
-      { key: `${prefix}dt=bogus/x.json`, body: '{}' },
-    ]);
-    return { bucket, prefix };
-  }
+  const seeded = (name: string) => seedDayPartitions(api, target.s3, name);
 
   it('deletes the partitions strictly before the cutoff, and nothing else, while ingest goes on', async () => {
     // Arrange: beside the day partitions, partitions whose names have a day's shape but are

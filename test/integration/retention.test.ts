@@ -2,13 +2,11 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { clockOf, type DeletionReceipt, type StreamRecord } from '../../lib/core/index.ts';
 import { RetentionRunner } from '../../lib/pipeline/index.ts';
-import { waitForEnd } from '../helpers/cells.ts';
-import { type ApiClient, apiClient, parseLocation } from '../helpers/http.ts';
-import { listAll, seedObjects } from '../helpers/s3.ts';
+import { seedDayPartitions, waitForEnd } from '../helpers/cells.ts';
+import { type ApiClient, apiClient } from '../helpers/http.ts';
+import { listAll } from '../helpers/s3.ts';
 import { storesOf } from '../helpers/stores.ts';
 import { startTarget, type TestTarget } from '../helpers/target.ts';
-
-const DAYS = ['2026-01-01', '2026-01-02', '2026-01-03', '2026-01-04'];
 
 /**
  * Retention against a policy changed while a sweep runs: the sweep reads the streams with a
@@ -30,24 +28,7 @@ describe.skipIf(process.env.LETHE_TEST_API_URL)('retention racing a change of po
     await target?.stop();
   });
 
-  /** A stream with 6 objects in each of four day partitions, and 3 keys outside them: 27. */
-  async function seeded(name: string) {
-    const created = await api.create(name, 'logs');
-    const { bucket, prefix } = parseLocation(String(created.body.location));
-    const objects = DAYS.flatMap((day) =>
-      Array.from({ length: 6 }, (_, n) => ({
-        key: `${prefix}dt=${day}/part-${n}.json`,
-        body: day,
-      })),
-    );
-    await seedObjects(target.s3, bucket, [
-      ...objects,
-      { key: `${prefix}manifest.json`, body: '{}' },
-      { key: `${prefix}schema/v1.json`, body: '{}' },
-      { key: `${prefix}dt=bogus/x.json`, body: '{}' },
-    ]);
-    return { bucket, prefix };
-  }
+  const seeded = (name: string) => seedDayPartitions(api, target.s3, name);
 
   /**
    * A day's run over only this tenant's stream, from a fake clock on 2026-01-03 (a policy of 1

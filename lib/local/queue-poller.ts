@@ -6,6 +6,7 @@ import {
 } from '@aws-sdk/client-sqs';
 import type { SQSEvent, SQSRecord } from 'aws-lambda';
 import { sleep } from '../support/index.ts';
+import { failedIndexes } from './batch-outcomes.ts';
 import type { LocalEventSource } from './provision.ts';
 import type { Invoke } from './stream-poller.ts';
 
@@ -135,21 +136,4 @@ export class QueuePoller {
       return new Set(ids);
     }
   }
-}
-
-/**
- * Indexes of the records a partial batch response reports failed (none: all succeeded), given
- * each record's identifier (its messageId, or its stream sequence number). As on AWS ("Lambda
- * treats the batch as a complete failure"), every record fails when `batchItemFailures` is not a
- * list or one of its `itemIdentifier`s is empty, null, not a string or not one of the batch's.
- */
-export function failedIndexes(response: unknown, ids: Array<string | undefined>): number[] {
-  const { batchItemFailures = [] } = (response ?? {}) as { batchItemFailures?: unknown };
-  const all = ids.map((_, index) => index);
-  if (!Array.isArray(batchItemFailures)) return all;
-  const failed = batchItemFailures.map((failure) => {
-    const id = (failure as { itemIdentifier?: unknown } | null)?.itemIdentifier;
-    return typeof id === 'string' && id !== '' ? ids.indexOf(id) : -1;
-  });
-  return failed.includes(-1) ? all : failed;
 }

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import type { DynamoDBRecord } from 'aws-lambda';
 import { sleep } from '../support/index.ts';
 
@@ -114,49 +113,4 @@ export function laneOf(record: DynamoDBRecord, count: number): number {
     hash = Math.imul(hash, 0x01000193);
   }
   return (hash >>> 0) % count;
-}
-
-/**
- * The invocation record Lambda sends a stream mapping's on-failure destination for a batch that
- * gave up. Local handlers get no invocation context, so a fresh requestId stands in for the
- * last invocation's; `functionError` is there only when the function threw (not for a partial
- * batch response); the function's ARN is built from the region, the stream's account and the
- * function's logical id.
- */
-export function invocationRecord(batch: {
-  source: { functionId: string; sourceArn: string };
-  region: string;
-  shardId: string;
-  records: DynamoDBRecord[];
-  invokes: number;
-  threw: boolean;
-}) {
-  const { source, region, records } = batch;
-  const [first, last] = [records[0]?.dynamodb, records.at(-1)?.dynamodb];
-  const arrival = (seconds = 0) => new Date(seconds * 1000).toISOString();
-  const account = source.sourceArn.split(':')[4] || '123456789012';
-  return {
-    requestContext: {
-      requestId: randomUUID(),
-      functionArn: `arn:aws:lambda:${region}:${account}:function:${source.functionId}`,
-      condition: 'RetryAttemptsExhausted',
-      approximateInvokeCount: batch.invokes,
-    },
-    responseContext: {
-      statusCode: 200,
-      executedVersion: '$LATEST',
-      ...(batch.threw ? { functionError: 'Unhandled' } : {}),
-    },
-    version: '1.0',
-    timestamp: new Date().toISOString(),
-    DDBStreamBatchInfo: {
-      shardId: batch.shardId,
-      startSequenceNumber: first?.SequenceNumber,
-      endSequenceNumber: last?.SequenceNumber,
-      approximateArrivalOfFirstRecord: arrival(first?.ApproximateCreationDateTime),
-      approximateArrivalOfLastRecord: arrival(last?.ApproximateCreationDateTime),
-      batchSize: records.length,
-      streamArn: source.sourceArn,
-    },
-  };
 }

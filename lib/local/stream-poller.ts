@@ -8,10 +8,10 @@ import {
 import { SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import { backoff, sleep } from '../support/index.ts';
+import { failedIndexes, invocationRecord } from './batch-outcomes.ts';
 import { passesFilters } from './filter.ts';
 import type { LocalEventSource } from './provision.ts';
-import { failedIndexes } from './queue-poller.ts';
-import { invocationRecord, lanesFor, type ShardLanes } from './stream-lanes.ts';
+import { lanesFor, type ShardLanes } from './stream-lanes.ts';
 
 export type Invoke<E> = (event: E) => Promise<unknown>;
 

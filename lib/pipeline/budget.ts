@@ -13,7 +13,12 @@ export interface KeyBudgetOptions {
   readonly sleep?: (ms: number) => Promise<void>;
 }
 
-/** Waits shorter than this are slept in the invocation; longer ones go back to the queue. */
+/**
+ * Waits shorter than this, all of a page's together, are slept in the invocation; longer ones
+ * go back to the queue. All together: under contention each look can find the room just taken
+ * by another worker and a new short wait, and sleeping each out would keep an invocation idle
+ * without end (up to its timeout, and the message back only after its visibility timeout).
+ */
 const SLEEP_BELOW_MS = 1000;
 
 /**
@@ -46,7 +51,7 @@ export class KeyBudget {
 
   /** 0 when the page may go ahead now; otherwise the seconds to delay its message by. */
   async take(bucket: string): Promise<number> {
-    for (;;) {
+    for (let slept = 0; ; ) {
       const { admitted, waitMs } = await this.#budgets.admit(
         bucket,
         this.#page,
@@ -55,8 +60,11 @@ export class KeyBudget {
         this.#clock.now().getTime(),
       );
       if (admitted) return 0;
-      if (waitMs >= SLEEP_BELOW_MS) return Math.min(MAX_DELAY_SECONDS, Math.ceil(waitMs / 1000));
+      if (slept + waitMs >= SLEEP_BELOW_MS) {
+        return Math.min(MAX_DELAY_SECONDS, Math.ceil(waitMs / 1000));
+      }
       await this.#sleep(waitMs);
+      slept += waitMs;
     }
   }
 }

@@ -41,6 +41,13 @@ export const PACE = {
    */
   probe: 0.0005,
   /**
+   * The highest pace, keys a second: a page's slot of a millisecond, shorter than any delete,
+   * so a higher pace would change nothing. Without it a chain S3 stopped refusing would rise
+   * 5% a page for ever, past what the chain item can hold (DynamoDB's numbers end at 1E+126,
+   * some 6,000 pages on), and every later count of the chain would fail.
+   */
+  maxPace: 1_000_000,
+  /**
    * An unpaced chain starts at the rate it kept with this much more time: a prefix admits a
    * burst before it refuses, so what a young chain deleted overstates its rate; counting one
    * burst's time more (about a second of S3's rate) discounts it, less so the longer it ran.
@@ -92,7 +99,7 @@ const riseShare = (chain: Paced) => (chain.ceiling === undefined ? PACE.rampUp :
 /** What an admitted page adds to the chain's pace. */
 export function paceRise(chain: Paced): number {
   if (chain.pace === undefined) return 0;
-  return chain.pace * riseShare(chain);
+  return Math.max(0, Math.min(chain.pace * riseShare(chain), PACE.maxPace - chain.pace));
 }
 
 /** What the chain knows after S3 refused one of its pages at `now`. */
@@ -123,7 +130,8 @@ export function afterRefusal(
     ceiling = chain.pace / rise;
     pace = (ceiling / rise) * (chain.ceiling === undefined ? PACE.firstCut : PACE.cut);
   } else {
-    const ran = chain.startedAt === undefined ? 0 : now - chain.startedAt;
+    // A start another worker's clock put ahead of this one's ran for no time (not less).
+    const ran = chain.startedAt === undefined ? 0 : Math.max(0, now - chain.startedAt);
     const kept = (chain.objectsDeleted * 1000) / (ran + PACE.burstMs);
     pace = Math.max(pageSize * PACE.firstPages, kept);
   }

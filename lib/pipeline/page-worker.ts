@@ -110,11 +110,8 @@ export class PageWorker {
     const gate = await this.#pacer.gate(chain, message);
     if (gate.go === 'later') return { outcome: 'deferred', seconds: gate.seconds };
     // The bucket's key budget, taken before listing: a chain never lists ahead of it.
-    const later = (await this.#budget?.take(chain.bucket)) ?? 0;
-    if (later > 0) {
-      await this.#queue.send([message], later);
-      return { outcome: 'deferred', seconds: later };
-    }
+    const later = await this.#roomFor(chain, message);
+    if (later > 0) return { outcome: 'deferred', seconds: later };
 
     const listing = await this.#list(chain, chain.cursor);
     await this.#budget?.giveBack(chain.bucket, listing.objects.length);
@@ -161,11 +158,8 @@ export class PageWorker {
     objects: ListedObject[],
   ): Promise<WorkOutcome> {
     for (const object of objects) assertInside(object.key, chain);
-    const later = (await this.#budget?.take(chain.bucket)) ?? 0;
-    if (later > 0) {
-      await this.#queue.send([{ ...pageMessage(chain, page.page), handedOn: true }], later);
-      return { outcome: 'deferred', seconds: later };
-    }
+    const later = await this.#roomFor(chain, { ...pageMessage(chain, page.page), handedOn: true });
+    if (later > 0) return { outcome: 'deferred', seconds: later };
     await this.#budget?.giveBack(chain.bucket, objects.length);
     return this.#deleteInTurn(chain, page, objects);
   }
@@ -187,9 +181,14 @@ export class PageWorker {
     // by now, so a message sent back for the slot says so.
     const gate = await this.#pacer.gate(chain, { ...message, handedOn: true });
     if (gate.go === 'later') return { outcome: 'deferred', seconds: gate.seconds };
+    // Every attempt at a page's delete takes room in the key budget: a page the budget sent
+    // back (the dispatcher's first) as much as one refused or cut short before.
+    const later = await this.#roomFor(chain, { ...message, handedOn: true });
+    if (later > 0) return { outcome: 'deferred', seconds: later };
     const listing = await this.#list(chain, page.after);
     // What is left of this page's own range: entries deleted before the crash are gone.
     const left = await leftOfPage(this.#s3, chain, page, listing.objects);
+    await this.#budget?.giveBack(chain.bucket, left.remaining.length);
     for (const object of left.remaining) assertInside(object.key, chain);
     return this.#deleteInTurn(chain, left.page, left.remaining);
   }
@@ -208,6 +207,13 @@ export class PageWorker {
     if (turn.go === 'later') return { outcome: 'deferred', seconds: turn.seconds };
     if (turn.go === 'gone') return { outcome: 'stale' };
     return this.#deleteAndCount(turn.chain, page, objects, turn.chain.cutAt);
+  }
+
+  /** 0 when the bucket's key budget has room for a page; else the seconds `message` waits. */
+  async #roomFor(chain: ChainRecord, message: PageMessage): Promise<number> {
+    const later = (await this.#budget?.take(chain.bucket)) ?? 0;
+    if (later > 0) await this.#queue.send([message], later);
+    return later;
   }
 
   async #list(chain: ChainRecord, after: Cursor | undefined): Promise<ListingPage> {

@@ -183,23 +183,7 @@ export class PageDeleter {
         const object = byId.get(idOf(deleted.Key ?? '', deleted.VersionId));
         if (deleted.DeleteMarker && object && !object.versionId) tally.markers.push(object);
       }
-      const retry: ListedObject[] = [];
-      for (const error of answer.Errors ?? []) {
-        // S3 names the version of an error when the request named one; an error that does not
-        // counts for every version of that key in the request. Never a success.
-        const exact = byId.get(idOf(error.Key ?? '', error.VersionId));
-        const failing = exact ? [exact] : pending.filter((object) => object.key === error.Key);
-        if (failing.length === 0) {
-          throw new Error(
-            `DeleteObjects reported an error for a key it was not given: ${error.Key}`,
-          );
-        }
-        for (const object of failing) {
-          if (isTransientCode(error.Code)) retry.push(object);
-          else tally.fail(object, error.Code ?? 'Unknown', error.Message ?? '');
-        }
-      }
-      pending = retry;
+      pending = sortErrors(answer.Errors ?? [], pending, byId, tally);
     }
     return [];
   }
@@ -229,6 +213,40 @@ export class PageDeleter {
       }
     }
   }
+}
+
+/**
+ * Sorts a DeleteObjects answer's per-key errors: keys refused for good go to the tally, the
+ * ones to send again are answered. S3 names the version of an error when the request named one;
+ * an error that does not counts for every version of that key in the request, and several
+ * such errors may name one key (one per version sent). So each entry is decided once: refused
+ * once, and never both refused and sent again. Never a success.
+ */
+function sortErrors(
+  errors: NonNullable<DeleteObjectsCommandOutput['Errors']>,
+  pending: ListedObject[],
+  byId: Map<string, ListedObject>,
+  tally: Tally,
+): ListedObject[] {
+  const refused = new Set<ListedObject>();
+  const retry = new Set<ListedObject>();
+  for (const error of errors) {
+    const exact = byId.get(idOf(error.Key ?? '', error.VersionId));
+    const failing = exact ? [exact] : pending.filter((object) => object.key === error.Key);
+    if (failing.length === 0) {
+      throw new Error(`DeleteObjects reported an error for a key it was not given: ${error.Key}`);
+    }
+    for (const object of failing.filter((entry) => !refused.has(entry))) {
+      if (isTransientCode(error.Code)) {
+        retry.add(object);
+        continue;
+      }
+      refused.add(object);
+      retry.delete(object);
+      tally.fail(object, error.Code ?? 'Unknown', error.Message ?? '');
+    }
+  }
+  return [...retry];
 }
 
 const idOf = (key: string, versionId: string | undefined) => `${key}\u0000${versionId ?? ''}`;

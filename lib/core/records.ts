@@ -50,6 +50,11 @@ export interface DeletionRecord extends DeletionRef {
    * progress: a worker that fails after it has one.
    */
   stalls?: number;
+  /**
+   * The round a retry left off at (the retry's own first round is the next one): a retried
+   * deletion has `LETHE_MAX_ROUNDS` rounds afresh before LocationNotEmpty. Absent: never retried.
+   */
+  retriedAtRound?: number;
   /** Totals, written when the deletion ends; while it runs, its chains hold the counts. */
   objectsDeleted: number;
   bytesDeleted: number;

@@ -7,11 +7,12 @@ import {
   type FailureReason,
   finalizeMessage,
   isInScope,
+  type PageRecord,
   scopeOf,
   secondsBetween,
   totalsOf,
 } from '../core/index.ts';
-import { abortUpload, type Leftovers, uploadsUnder, whatIsLeftOf } from '../s3/index.ts';
+import { abortUpload, isRefusal, type Leftovers, uploadsUnder, whatIsLeftOf } from '../s3/index.ts';
 import { failpoint } from '../support/index.ts';
 import { closeOpenPage } from './page-records.ts';
 import type {
@@ -57,6 +58,12 @@ export type FinalizeOutcome =
 /** True when every chain of the round has ended and every listed page is counted. */
 export const isReadyToVerify = (deletion: DeletionRecord) =>
   canDeletion('verify', deletion.state) && deletion.chainsSettled >= deletion.chainsTotal;
+
+/**
+ * The rounds of the deletion's latest run: since its request, or since its last retry (an
+ * operator retries once the cause is fixed, and the retry gets every round a request gets).
+ */
+const roundsRun = (deletion: DeletionRecord) => deletion.round - (deletion.retriedAtRound ?? 0);
 
 /** True when a chain has listed its last page and counted every page it listed. */
 const hasEnded = (chain: ChainRecord) => chain.ended && Object.keys(chain.open ?? {}).length === 0;
@@ -144,10 +151,11 @@ export class Finalizer {
       const outcome = await this.#deletions.nextRound(deletion, true);
       return outcome.status === 'ok' ? 'next-round' : 'fenced';
     }
-    if (deletion.round >= this.#maxRounds) {
+    const rounds = roundsRun(deletion);
+    if (rounds >= this.#maxRounds) {
       return this.#fail(final, {
         code: 'LocationNotEmpty',
-        message: `objects kept appearing under the location after ${deletion.round} rounds, e.g. ${left.key}`,
+        message: `objects kept appearing under the location after ${rounds} rounds, e.g. ${left.key}`,
       });
     }
     return (await this.#deletions.nextRound(deletion)).status === 'ok' ? 'next-round' : 'fenced';
@@ -161,11 +169,23 @@ export class Finalizer {
    */
   async fail(deletion: DeletionRecord, reason?: FailureReason): Promise<FinalizeOutcome> {
     for (const chain of await this.#chains.all(deletion)) {
-      for (const page of Object.values(chain.open ?? {})) {
-        await closeOpenPage(this.#s3, this.#chains, chain, page);
-      }
+      for (const page of Object.values(chain.open ?? {})) await this.#close(chain, page);
     }
     return this.#fail(await this.#totals(deletion), reason);
+  }
+
+  /**
+   * Closes a page that was listed and never counted, unless S3 refuses for good to list it (the
+   * bucket is gone, or listing it is denied): what of it is gone cannot be told then, so it is
+   * left open and uncounted, and the deletion still ends FAILED instead of staying RUNNING for
+   * ever. An error that may pass is thrown: the next sweep tries again.
+   */
+  async #close(chain: ChainRecord, page: PageRecord): Promise<void> {
+    try {
+      await closeOpenPage(this.#s3, this.#chains, chain, page);
+    } catch (error) {
+      if (!isRefusal(error)) throw error;
+    }
   }
 
   /**

@@ -145,10 +145,14 @@ export const deletionChanges = {
     );
   },
 
-  /** A FAILED deletion as a new round (its stream still DELETING by it). */
+  /**
+   * A FAILED deletion as a new round (its stream still DELETING by it). It remembers the round
+   * it left off at (`round` as the item held it: DynamoDB reads every operand of an update
+   * before it applies any), so the retry's rounds are counted afresh.
+   */
   retry: (now: string): Change => ({
     update: [
-      'SET #state = :to, round = round + :one, attempts = attempts + :one,',
+      'SET retriedAtRound = round, #state = :to, round = round + :one, attempts = attempts + :one,',
       'failedObjects = :zero, chainsTotal = :zero, chainsSettled = :zero, updatedAt = :now,',
       'sweepPk = :open, sweepSk = :now REMOVE reason, expiresAt, stalls',
     ].join(' '),

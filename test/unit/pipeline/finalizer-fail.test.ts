@@ -1,0 +1,133 @@
+import {
+  ListObjectsV2Command,
+  ListObjectVersionsCommand,
+  S3Client,
+  S3ServiceException,
+} from '@aws-sdk/client-s3';
+import { mockClient } from 'aws-sdk-client-mock';
+import { beforeEach, describe, expect, it, vi } from 'vitest';
+import { type ChainRecord, clockOf, done, duplicate } from '../../../lib/core/index.ts';
+import type { FinalizerOptions } from '../../../lib/pipeline/finalizer.ts';
+import { type DeletionEvents, Finalizer } from '../../../lib/pipeline/index.ts';
+import type { ChainStore, DeletionStore, UploadStore } from '../../../lib/store/index.ts';
+import { aChain, aDeletion, aPage, NOW } from '../../helpers/records.ts';
+
+const s3 = mockClient(S3Client);
+const stalled = { code: 'Stalled', message: 'no progress after 5 attempts' };
+const location = 'streams/acme/logs/1/';
+
+/** S3's answer to a request it refuses, or fails, as the SDK throws it. */
+const s3Error = (name: string, fault: 'client' | 'server') =>
+  new S3ServiceException({ name, $fault: fault, $metadata: {}, message: `${name} (test)` });
+
+/** Two chains of a stalled deletion, each with a page listed and never counted. */
+const chainA = aChain({
+  chainId: 'a'.repeat(20),
+  prefix: `${location}dt=2026-01-01/`,
+  lastPage: 0,
+  open: { '0': aPage({ page: 0, lastKey: `${location}dt=2026-01-01/z`, count: 3, bytes: 30 }) },
+});
+const chainB = aChain({
+  chainId: 'b'.repeat(20),
+  prefix: `${location}dt=2026-01-02/`,
+  lastPage: 0,
+  open: { '0': aPage({ page: 0, lastKey: `${location}dt=2026-01-02/z`, count: 2, bytes: 20 }) },
+});
+
+function finalizer(chainsOfDeletion: ChainRecord[]) {
+  const deletions = {
+    claimVerification: vi.fn<DeletionStore['claimVerification']>(async () => duplicate()),
+    complete: vi.fn<DeletionStore['complete']>(async () => done),
+    fail: vi.fn<DeletionStore['fail']>(async () => done),
+    nextRound: vi.fn<DeletionStore['nextRound']>(async () => done),
+  } satisfies FinalizerOptions['deletions'];
+  const chains = {
+    settle: vi.fn<ChainStore['settle']>(async () => done),
+    totals: vi.fn<ChainStore['totals']>(async () => ({
+      objectsDeleted: 0,
+      bytesDeleted: 0,
+      failedObjects: 0,
+    })),
+    all: vi.fn<ChainStore['all']>(async () => chainsOfDeletion),
+    completePage: vi.fn<ChainStore['completePage']>(async () => duplicate()),
+  } satisfies FinalizerOptions['chains'];
+  const uploads = {
+    record: vi.fn<UploadStore['record']>(async () => {}),
+    count: vi.fn<UploadStore['count']>(async () => 0),
+  } satisfies FinalizerOptions['uploads'];
+  const events = { ended: vi.fn(), resumed: vi.fn() } satisfies DeletionEvents;
+  const subject = new Finalizer({
+    deletions,
+    chains,
+    streams: { find: vi.fn(async () => undefined) },
+    uploads,
+    s3: new S3Client({ region: 'us-east-1' }),
+    queue: { send: vi.fn(async () => {}) },
+    events,
+    ingestGraceSeconds: 30,
+    clock: clockOf(() => NOW),
+  });
+  return { subject, deletions, chains, events };
+}
+
+beforeEach(() => {
+  s3.reset();
+});
+
+describe('Finalizer.fail, when S3 refuses to list what a stalled deletion left open', () => {
+  it.each(['AccessDenied', 'NoSuchBucket'])(
+    'still ends it FAILED (%s): a refusal for good must not keep it RUNNING for ever',
+    async (code) => {
+      // Prepare
+      s3.on(ListObjectsV2Command).rejects(s3Error(code, 'client'));
+      const { subject, deletions, events } = finalizer([chainA]);
+      const claimed = aDeletion({ attempts: 6, stalls: 5 });
+
+      // Act
+      const outcome = await subject.fail(claimed, stalled);
+
+      // Assess
+      expect(outcome).toBe('failed');
+      expect(deletions.fail).toHaveBeenCalledExactlyOnceWith(
+        expect.objectContaining({ deletionId: claimed.deletionId }),
+        stalled,
+      );
+      expect(events.ended).toHaveBeenCalledOnce();
+    },
+  );
+
+  it('leaves a page it cannot look at uncounted, and still closes the pages it can', async () => {
+    // Prepare: S3 refuses the first chain's partition, and lists the second one's empty.
+    s3.on(ListObjectsV2Command)
+      .rejects(s3Error('AccessDenied', 'client'))
+      .on(ListObjectsV2Command, { Prefix: chainB.prefix })
+      .resolves({ IsTruncated: false });
+    // No delete marker hides any of its keys: they were deleted.
+    s3.on(ListObjectVersionsCommand, { Prefix: chainB.prefix }).resolves({ IsTruncated: false });
+    const { subject, chains } = finalizer([chainA, chainB]);
+
+    // Act
+    const outcome = await subject.fail(aDeletion({ stalls: 5 }), stalled);
+
+    // Assess: the second page is gone whole, so it counts whole; the first is not guessed at.
+    expect(outcome).toBe('failed');
+    expect(chains.completePage).toHaveBeenCalledExactlyOnceWith(chainB, chainB.open['0'], {
+      objects: 2,
+      bytes: 20,
+      failed: 0,
+    });
+  });
+
+  it('gives up nothing on an error that may pass (the next sweep tries again)', async () => {
+    // Prepare
+    s3.on(ListObjectsV2Command).rejects(s3Error('InternalError', 'server'));
+    const { subject, deletions } = finalizer([chainA]);
+
+    // Act
+    const failing = subject.fail(aDeletion({ stalls: 5 }), stalled);
+
+    // Assess
+    await expect(failing).rejects.toThrow(/InternalError/);
+    expect(deletions.fail).not.toHaveBeenCalled();
+  });
+});

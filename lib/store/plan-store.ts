@@ -1,5 +1,6 @@
 import {
   addCounts,
+  type Clock,
   type Cursor,
   duplicate,
   fenced,
@@ -10,6 +11,7 @@ import {
   type PlanChainRecord,
   type PlanCounts,
   type PlanRecord,
+  systemClock,
 } from '../core/index.ts';
 import { all, atGeneration, equals, isAbsent, planMay, streamMay } from './conditions.ts';
 import { keys, OPEN_PLANS, SWEEP_INDEX, TTL_ATTRIBUTE } from './layout.ts';
@@ -39,9 +41,11 @@ export interface PlanLook {
  */
 export class PlanStore {
   readonly #table: Table;
+  readonly #clock: Clock;
 
-  constructor(options: { readonly table: Table }) {
+  constructor(options: { readonly table: Table; readonly clock?: Clock }) {
     this.#table = options.table;
+    this.#clock = options.clock ?? systemClock;
   }
 
   /**
@@ -69,9 +73,13 @@ export class PlanStore {
   }
 
   async get(tenant: string, planId: string): Promise<PlanRecord | undefined> {
-    const plan = await this.#table.read<PlanRecord>(keys.plan(planId));
-    // Another tenant's plan is not this tenant's to see.
-    return plan?.tenant === tenant ? plan : undefined;
+    const plan = await this.#table.read<PlanRecord & { [TTL_ATTRIBUTE]?: number }>(
+      keys.plan(planId),
+    );
+    // Another tenant's plan is not this tenant's to see. An expired one is gone, though TTL
+    // removes its item only within days and reads return it until then.
+    if (plan?.tenant !== tenant || this.#hasExpired(plan[TTL_ATTRIBUTE])) return undefined;
+    return plan;
   }
 
   /** Creates the plan's chains; chains that exist already keep their progress. */
@@ -265,6 +273,10 @@ export class PlanStore {
       }),
     });
     return written.ok ? ok(written.item) : duplicate();
+  }
+
+  #hasExpired(expiresAt: number | undefined) {
+    return expiresAt !== undefined && expiresAt * 1000 <= this.#clock.now().getTime();
   }
 
   #ttl(plan: Pick<PlanRecord, 'requestedAt'>) {

@@ -40,7 +40,9 @@ export function tombstoneChange(current: StreamRecord, deletion: DeletionRecord)
 
 /**
  * Setting a stream's retention policy (`days`), or removing it: a stream with one sits in the
- * sweep index's RETENTION partition.
+ * sweep index's RETENTION partition. A new number of days frees the day's run, so the next sweep
+ * applies it (the day's run was the old policy's); the same number again is not a change (its
+ * condition refuses it), so the day is not run twice.
  */
 export function retentionChange(
   tenant: string,
@@ -57,14 +59,17 @@ export function retentionChange(
     };
   }
   return {
-    update: 'SET retentionDays = :days, sweepPk = :retention, sweepSk = :name, updatedAt = :now',
+    update:
+      'SET retentionDays = :days, sweepPk = :retention, sweepSk = :name, updatedAt = :now REMOVE retentionRunOn',
     values: {
       ':days': days,
       ':retention': RETENTION_POLICIES,
       ':name': `${tenant}#${stream}`,
       ':now': now,
     },
-    condition,
+    condition: all(condition, {
+      expression: 'attribute_not_exists(retentionDays) OR retentionDays <> :days',
+    }),
   };
 }
 

@@ -19,7 +19,7 @@ import {
   retentionRunChange,
   tombstoneChange,
 } from './stream-changes.ts';
-import { decodeToken, encodeToken } from './stream-tokens.ts';
+import { decodeToken, encodeToken, streamPage } from './stream-tokens.ts';
 import type { Table, TransactItem } from './table.ts';
 
 export interface StreamStoreOptions {
@@ -128,21 +128,9 @@ export class StreamStore {
     return record;
   }
 
-  async list(tenant: string, limit: number, nextToken?: string): Promise<StreamPage> {
-    const scope = keys.streamsOf(tenant);
-    const { items, lastKey } = await this.#table.queryPage<StreamRecord>({
-      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :streams)',
-      FilterExpression: '#state <> :deleted',
-      ExpressionAttributeNames: { '#state': 'state' },
-      ExpressionAttributeValues: {
-        ':pk': scope.pk,
-        ':streams': scope.skPrefix,
-        ':deleted': 'DELETED',
-      },
-      Limit: limit,
-      ...(nextToken ? { ExclusiveStartKey: decodeToken(tenant, nextToken) } : {}),
-    });
-    return { streams: items, ...(lastKey ? { nextToken: encodeToken(lastKey) } : {}) };
+  /** A page of the tenant's streams that are not DELETED, up to `limit` of them. */
+  list(tenant: string, limit: number, nextToken?: string): Promise<StreamPage> {
+    return streamPage(this.#table, tenant, limit, nextToken);
   }
 
   /** A page of the tenant's streams after `after` (by name), and the last name it read. */
@@ -205,13 +193,17 @@ export class StreamStore {
     });
   }
 
-  /** The stream's part of completing its deletion: DELETING by it -> DELETED, the name free. */
+  /**
+   * The stream's part of completing its deletion: DELETING by it -> DELETED, the name free. Its
+   * retention policy goes with it (and out of the sweep index), as a new incarnation has none.
+   */
   free(
     deletion: { tenant: string; stream: string; deletionId: string; generation: number },
     now: string,
   ): TransactItem {
     return this.#table.updateItem(keys.stream(deletion.tenant, deletion.stream), {
-      update: 'SET #state = :to, updatedAt = :now REMOVE deletionId, executeAfter',
+      update:
+        'SET #state = :to, updatedAt = :now REMOVE deletionId, executeAfter, retentionDays, retentionRunOn, sweepPk, sweepSk',
       names: { '#state': 'state' },
       values: { ':to': STREAM_TRANSITIONS.free.to, ':now': now },
       condition: all(streamMay('free'), this.#deletingBy(deletion)),
@@ -249,11 +241,11 @@ export class StreamStore {
     days: number | undefined,
   ): Promise<StreamRecord> {
     const change = retentionChange(tenant, stream, days, this.#clock.now().toISOString());
-    const written = await this.#table.update<StreamRecord>(keys.stream(tenant, stream), {
-      ...change,
-      condition: streamMay('plan'),
-    });
+    const written = await this.#table.update<StreamRecord>(keys.stream(tenant, stream), change);
     if (written.ok) return written.item;
+    // The policy it has already: nothing to change.
+    if (days !== undefined && written.old?.state === 'ACTIVE' && written.old.retentionDays === days)
+      return written.old;
     if (!written.old || written.old.state === 'DELETED')
       throw new StreamNotFoundError(tenant, stream);
     throw this.#deleting(written.old);

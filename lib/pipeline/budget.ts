@@ -11,6 +11,12 @@ export interface KeyBudgetOptions {
   readonly pageSize: number;
   readonly clock: Clock;
   readonly sleep?: (ms: number) => Promise<void>;
+  /**
+   * The longest a page's message is sent back for, however long the budget asks: the fence's
+   * interval, so a page waiting its turn comes back and marks its deletion alive before the
+   * sweeper takes it for stalled (throttling is never a failure). @default SQS's longest delay
+   */
+  readonly longestWaitSeconds?: number;
 }
 
 /**
@@ -33,6 +39,7 @@ export class KeyBudget {
   readonly #burst: number;
   readonly #clock: Clock;
   readonly #sleep: (ms: number) => Promise<void>;
+  readonly #longestWait: number;
 
   constructor(options: KeyBudgetOptions) {
     this.#budgets = options.budgets;
@@ -42,6 +49,10 @@ export class KeyBudget {
     this.#burst = Math.max(options.pageSize, options.keysPerSecond);
     this.#clock = options.clock;
     this.#sleep = options.sleep ?? realSleep;
+    this.#longestWait = Math.min(
+      MAX_DELAY_SECONDS,
+      options.longestWaitSeconds ?? MAX_DELAY_SECONDS,
+    );
   }
 
   /** A page listed `listed` keys of the page's worth it took: the rest goes back. */
@@ -61,7 +72,7 @@ export class KeyBudget {
       );
       if (admitted) return 0;
       if (slept + waitMs >= SLEEP_BELOW_MS) {
-        return Math.min(MAX_DELAY_SECONDS, Math.ceil(waitMs / 1000));
+        return Math.min(this.#longestWait, Math.ceil(waitMs / 1000));
       }
       await this.#sleep(waitMs);
       slept += waitMs;

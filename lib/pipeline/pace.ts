@@ -154,6 +154,12 @@ export interface ChainPacerOptions {
   readonly pageSize: number;
   readonly clock?: Clock;
   readonly sleep?: (ms: number) => Promise<void>;
+  /**
+   * The longest a page's message is sent back for, however far its slot: the fence's interval,
+   * so a page of a slow chain comes back and marks its deletion alive before the sweeper takes
+   * it for stalled (throttling is never a failure). @default SQS's longest delay
+   */
+  readonly longestDelaySeconds?: number;
 }
 
 /** Whether a page lists now, or comes back later (its slot is 1.5 s or more away). */
@@ -177,6 +183,7 @@ export class ChainPacer {
   readonly #pageSize: number;
   readonly #clock: Clock;
   readonly #sleep: (ms: number) => Promise<void>;
+  readonly #longestDelay: number;
 
   constructor(options: ChainPacerOptions) {
     this.#chains = options.chains;
@@ -184,6 +191,10 @@ export class ChainPacer {
     this.#pageSize = options.pageSize;
     this.#clock = options.clock ?? systemClock;
     this.#sleep = options.sleep ?? realSleep;
+    this.#longestDelay = Math.min(
+      MAX_DELAY_SECONDS,
+      options.longestDelaySeconds ?? MAX_DELAY_SECONDS,
+    );
   }
 
   now(): number {
@@ -253,7 +264,7 @@ export class ChainPacer {
   delayTo(nextAt: number | undefined): number {
     if (nextAt === undefined) return 0;
     const seconds = Math.floor((nextAt - PACE.leadMs - this.now()) / 1000);
-    return Math.min(MAX_DELAY_SECONDS, Math.max(0, seconds));
+    return Math.min(this.#longestDelay, Math.max(0, seconds));
   }
 
   /**
@@ -266,7 +277,9 @@ export class ChainPacer {
     const refusal = afterRefusal(chain, this.#pageSize, now);
     const cut = await this.#chains.slowDown(chain, { ...refusal, cutAt: now }, seenCutAt);
     const current = cut.ok ? refusal : cut.current;
-    const seconds = cut.ok ? refusal.retrySeconds : this.delayTo(cut.current?.nextAt);
+    const seconds = cut.ok
+      ? Math.min(this.#longestDelay, refusal.retrySeconds)
+      : this.delayTo(cut.current?.nextAt);
     // Every run that tries to delete a page has handed on the next one first.
     const again = [{ ...pageMessage(chain, page.page), handedOn: true as const }];
     await (seconds > 0 ? this.#queue.send(again, seconds) : this.#queue.send(again));

@@ -35,6 +35,8 @@ export interface PageWorkerOptions {
   readonly pageSize?: number;
   /** The bucket's key budget (`LETHE_MAX_KEYS_PER_SECOND`). @default none */
   readonly budget?: Pick<KeyBudget, 'take' | 'giveBack'>;
+  /** The longest a page waits for its chain's pace in the queue (ChainPacer's). @default 900 */
+  readonly longestDelaySeconds?: number;
   readonly clock?: Clock;
   readonly sleep?: (ms: number) => Promise<void>;
 }
@@ -80,6 +82,7 @@ export class PageWorker {
       chains: options.chains,
       queue: options.queue,
       pageSize: this.#pageSize,
+      longestDelaySeconds: options.longestDelaySeconds,
       ...(options.clock ? { clock: options.clock } : {}),
       ...(options.sleep ? { sleep: options.sleep } : {}),
     });
@@ -118,13 +121,13 @@ export class PageWorker {
     for (const object of listing.objects) assertInside(object.key, chain);
     failpoint('worker.after-list');
     // A run of child prefixes holding more than a page hands half the rest to a new chain.
-    let added: ChainRecord | undefined;
     const lastKey = listing.objects.at(-1)?.key;
     if (listing.next && lastKey !== undefined && chain.range && !chain.range.indivisible) {
       const split = await this.#split(chain, message.page, lastKey);
       if (split === 'moved') return this.#page(message);
       if (split === 'fenced') return { outcome: 'stale' };
-      added = split;
+      // Started now: its range follows this page's, and this run may lose the listing below.
+      if (split) await this.#queue.send([pageMessage(split, 0)]);
     }
     const page = pageOf(message.page, chain.cursor, listing.objects);
     const now = this.#pacer.now();
@@ -137,7 +140,6 @@ export class PageWorker {
     failpoint('worker.before-next-page');
     // Pipelining: the next page is listed by another worker while this one deletes.
     if (listing.next) await this.#sendPage(chain, message.page + 1, nextAt);
-    if (added) await this.#queue.send([pageMessage(added, 0)]);
     if (!page) {
       await this.#finalizer.settle(listed.item);
       return { outcome: 'chain-ended' };
@@ -167,15 +169,15 @@ export class PageWorker {
   /** Finishes a page that was listed before (a redelivery after a crash, or a duplicate). */
   async #resume(chain: ChainRecord, message: PageMessage): Promise<WorkOutcome> {
     const pageNumber = message.page;
+    // The run that listed it (open, or empty but more to list) may have died before handing on.
+    if (chain.lastPage === pageNumber && !chain.ended && !message.handedOn) {
+      await this.#sendPage(chain, pageNumber + 1, chain.nextAt);
+    }
     const page = chain.open?.[String(pageNumber)];
     if (!page) {
       // Counted already; if the run that counted it died before settling, settle now.
       await this.#finalizer.settle(chain);
       return { outcome: 'duplicate' };
-    }
-    // The run that listed it may have died before handing on the next page.
-    if (chain.lastPage === pageNumber && !chain.ended && !message.handedOn) {
-      await this.#sendPage(chain, pageNumber + 1, chain.nextAt);
     }
     // It lists again no sooner than 1.5 s before its chain's slot; the next page is handed on
     // by now, so a message sent back for the slot says so.

@@ -77,21 +77,20 @@ export function createPipeline({
     maxRounds: config.maxRounds,
     clock,
   });
+  // Well inside the sweeper's threshold, so a deletion that moves is never taken for stalled;
+  // a page the budget or its pace holds back comes back this often, and marks it alive.
+  const heartbeatSeconds = Math.max(1, Math.floor(config.staleAfterSeconds / 3));
   const worker = new PageWorker({
     chains,
     deletions,
     failures,
-    // Well inside the sweeper's threshold, so a deletion that moves is never taken for stalled.
-    fence: new DeletionFence({
-      deletions,
-      intervalSeconds: Math.max(1, Math.floor(config.staleAfterSeconds / 3)),
-      clock,
-    }),
+    fence: new DeletionFence({ deletions, intervalSeconds: heartbeatSeconds, clock }),
     s3: clients.s3,
     deleter: new PageDeleter({ client: clients.s3Deletes }),
     queue,
     finalizer,
     pageSize: config.pageSize,
+    longestDelaySeconds: heartbeatSeconds,
     clock,
     ...(config.maxKeysPerSecond > 0
       ? {
@@ -100,6 +99,7 @@ export function createPipeline({
             keysPerSecond: config.maxKeysPerSecond,
             pageSize: config.pageSize,
             clock,
+            longestWaitSeconds: heartbeatSeconds,
           }),
         }
       : {}),
@@ -140,7 +140,7 @@ export function createPipeline({
     pageSize: config.offboardingPageSize,
     staleAfterMs: config.staleAfterSeconds * 1000,
   });
-  const plans = new PlanStore({ table });
+  const plans = new PlanStore({ table, clock });
   const planQueue = new WorkQueue<PlanPageMessage>({
     client: clients.sqs,
     queueUrl: config.planQueueUrl,

@@ -116,7 +116,8 @@ class Tally {
  * DeleteObjects answers 200 even when keys fail: its per-key `Errors` are failures, never
  * successes. Transient ones (per key or of the whole request) are retried with backoff and
  * jitter; if they outlast the retries the page throws, so the message is redelivered. A whole
- * request answered SlowDown throws SlowDownError at once: the page's chain slows down.
+ * request answered SlowDown throws SlowDownError at once, and so do keys still answered SlowDown
+ * when the retries are spent: the page's chain slows down.
  */
 export class PageDeleter {
   readonly #client: S3Client;
@@ -147,8 +148,16 @@ export class PageDeleter {
   async #inBatch(bucket: string, objects: ListedObject[], tally: Tally): Promise<ListedObject[]> {
     const byId = new Map(objects.map((object) => [idOf(object.key, object.versionId), object]));
     let pending = objects;
+    // Whether the keys still pending were last refused with SlowDown: S3 asks for a slower
+    // rate, and only the chain's pace gives it one (in-Lambda retries do not).
+    let slowedDown = false;
     for (let attempt = 0; pending.length > 0; attempt++) {
       if (attempt >= this.#maxAttempts) {
+        if (slowedDown) {
+          throw new SlowDownError(
+            `DeleteObjects in ${bucket}: ${pending.length} keys still refused with SlowDown`,
+          );
+        }
         throw new TransientPageError(
           `${pending.length} keys still failing after ${attempt} attempts, e.g. ${pending[0]?.key}`,
         );
@@ -176,6 +185,7 @@ export class PageDeleter {
         // A key this code took for XML-safe was not: the page goes one key at a time.
         if (error instanceof S3ServiceException && error.name === 'MalformedXML') return pending;
         if (isSlowDown(error)) throw new SlowDownError(`DeleteObjects in ${bucket}: SlowDown`);
+        slowedDown = false;
         if (isTransientError(error)) continue;
         throw error;
       }
@@ -184,6 +194,7 @@ export class PageDeleter {
         if (deleted.DeleteMarker && object && !object.versionId) tally.markers.push(object);
       }
       pending = sortErrors(answer.Errors ?? [], pending, byId, tally);
+      slowedDown = slowDownFor(answer.Errors ?? [], pending);
     }
     return [];
   }
@@ -248,5 +259,14 @@ function sortErrors(
   }
   return [...retry];
 }
+
+/** Whether S3 answered SlowDown for a key that is to be sent again. */
+const slowDownFor = (
+  errors: NonNullable<DeleteObjectsCommandOutput['Errors']>,
+  pending: ListedObject[],
+) =>
+  errors.some(
+    (error) => error.Code === 'SlowDown' && pending.some((object) => object.key === error.Key),
+  );
 
 const idOf = (key: string, versionId: string | undefined) => `${key}\u0000${versionId ?? ''}`;

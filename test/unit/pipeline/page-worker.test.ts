@@ -20,6 +20,7 @@ import { PACE } from '../../../lib/pipeline/pace.ts';
 import { PageWorker, type PageWorkerOptions } from '../../../lib/pipeline/page-worker.ts';
 import type { PageDeleter } from '../../../lib/s3/index.ts';
 import type { ChainStore, DeletionStore, FailureStore } from '../../../lib/store/index.ts';
+import { armFailpoint, disarmFailpoints } from '../../../lib/support/index.ts';
 import { aChain, aDeletion, aPage, BUCKET, CHAIN_ID, DELETION_ID } from '../../helpers/records.ts';
 
 const s3 = mockClient(S3Client);
@@ -461,6 +462,46 @@ describe('PageWorker.handle, a page', () => {
         pageMessage(aChain({ chainId: `split-${day(5)}` }), 0),
       ]);
       expect(queue.send).toHaveBeenCalledWith([pageMessage(rangeChain, 1)]);
+    });
+
+    it('starts the new chain even when another delivery recorded the page first', async () => {
+      // Prepare: this run split the range, then lost the page's listing to a duplicate.
+      full([1, 2, 3, 4, 5, 6, 7, 8, 9]);
+      const { pageWorker, chains, queue } = worker(rangeChain);
+      const recorded = aPage({ page: 0, lastKey: `${day(1)}b`, count: 2, bytes: 2 });
+      chains.recordListing.mockResolvedValue(
+        duplicate({
+          ...rangeChain,
+          lastPage: 0,
+          cursor: { key: recorded.lastKey },
+          open: { '0': recorded },
+        }),
+      );
+
+      // Act
+      await pageWorker.handle(pageMessage(rangeChain, 0));
+
+      // Assess
+      expect(chains.split).toHaveBeenCalledOnce();
+      expect(queue.send).toHaveBeenCalledWith([
+        pageMessage(aChain({ chainId: `split-${day(5)}` }), 0),
+      ]);
+    });
+
+    it("starts the new chain before it records its own page's listing", async () => {
+      // Prepare
+      full([1, 2, 3, 4, 5, 6, 7, 8, 9]);
+      const { pageWorker, chains, queue } = worker(rangeChain);
+
+      // Act
+      await pageWorker.handle(pageMessage(rangeChain, 0));
+
+      // Assess
+      const started = queue.send.mock.calls.findIndex(
+        ([[message]]) => message?.type === 'page' && message.chainId === `split-${day(5)}`,
+      );
+      const [recordedAt] = chains.recordListing.mock.invocationCallOrder;
+      expect(queue.send.mock.invocationCallOrder[started]).toBeLessThan(recordedAt ?? 0);
     });
 
     it('marks its range indivisible when no child prefix is left in it, and does not split', async () => {
@@ -1086,6 +1127,64 @@ describe('PageWorker.handle, a redelivered page', () => {
 
     // Assess
     expect(queue.send).toHaveBeenCalledExactlyOnceWith([page(1)]);
+  });
+
+  it('hands on the next page again after a listing that held no key but more to list', async () => {
+    // Prepare: the run that recorded page 1 empty (its range's keys come later) died before
+    // handing on page 2; nothing of page 1 is open.
+    const { pageWorker, queue, deleter } = worker(
+      aChain({ lastPage: 1, cursor: { key: a.key }, open: {} }),
+    );
+
+    // Act
+    const outcome = await pageWorker.handle(page(1));
+
+    // Assess
+    expect(outcome.outcome).toBe('duplicate');
+    expect(queue.send).toHaveBeenCalledExactlyOnceWith([page(2)]);
+    expect(deleter.deletePage).not.toHaveBeenCalled();
+  });
+
+  it('hands on the next page when redelivered after a crash that followed a listing with no key of its range', async () => {
+    // Prepare: the range starts at the child `logs/`; `logs-archive/` sorts just before it and
+    // fills the page, so the page holds none of the range's keys, and more follow.
+    const from = `${location}logs/`;
+    const rangeChain = aChain({ prefix: location, range: { from } });
+    s3.on(ListObjectsV2Command).resolves({
+      Contents: ['1', '2', '3'].map((n) => ({ Key: `${location}logs-archive/${n}`, Size: 1 })),
+      IsTruncated: true,
+    });
+    const { pageWorker, chains, queue } = worker(rangeChain);
+    armFailpoint('worker.before-next-page', 'error');
+    try {
+      await expect(pageWorker.handle(pageMessage(rangeChain, 0))).rejects.toThrow();
+    } finally {
+      disarmFailpoints();
+    }
+    const recorded = await chains.recordListing.mock.results[0]?.value;
+    chains.get.mockResolvedValue(recorded?.item);
+
+    // Act
+    await pageWorker.handle(pageMessage(rangeChain, 0));
+
+    // Assess
+    expect(recorded?.item).toMatchObject({ lastPage: 0, ended: false, open: {} });
+    expect(queue.send).toHaveBeenCalledExactlyOnceWith([pageMessage(rangeChain, 1)]);
+  });
+
+  it.each<[string, ChainRecord, boolean]>([
+    ['a later page was listed already', aChain({ lastPage: 2, cursor: { key: b.key } }), false],
+    ['the chain ended with that page', aChain({ lastPage: 1, ended: true }), false],
+    ['the message says it was handed on', aChain({ lastPage: 1, cursor: { key: a.key } }), true],
+  ])('hands on no next page for a page not open when %s', async (_, chain, handedOn) => {
+    // Prepare
+    const { pageWorker, queue } = worker(chain);
+
+    // Act
+    await pageWorker.handle({ ...page(1), ...(handedOn ? { handedOn } : {}) });
+
+    // Assess
+    expect(queue.send).not.toHaveBeenCalled();
   });
 
   it.each<[string, ChainRecord]>([

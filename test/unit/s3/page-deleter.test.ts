@@ -116,6 +116,17 @@ describe('PageDeleter.deletePage', () => {
 
   it('throws TransientPageError when a key keeps failing transiently for maxAttempts', async () => {
     s3.on(DeleteObjectsCommand).resolves({
+      Errors: [{ Key: `${prefix}c`, Code: 'InternalError', Message: 'We encountered an error.' }],
+    });
+
+    const deletion = deleter(3).deletePage(BUCKET, page);
+
+    await expect(deletion).rejects.toBeInstanceOf(TransientPageError);
+    expect(s3.commandCalls(DeleteObjectsCommand)).toHaveLength(3);
+  });
+
+  it('throws SlowDownError when a key is still refused with SlowDown after maxAttempts', async () => {
+    s3.on(DeleteObjectsCommand).resolves({
       Errors: [
         { Key: `${prefix}c`, Code: 'SlowDown', Message: 'Please reduce your request rate.' },
       ],
@@ -123,8 +134,19 @@ describe('PageDeleter.deletePage', () => {
 
     const deletion = deleter(3).deletePage(BUCKET, page);
 
-    await expect(deletion).rejects.toBeInstanceOf(TransientPageError);
+    await expect(deletion).rejects.toBeInstanceOf(SlowDownError);
     expect(s3.commandCalls(DeleteObjectsCommand)).toHaveLength(3);
+  });
+
+  it('throws TransientPageError when the keys still pending last failed with another code', async () => {
+    s3.on(DeleteObjectsCommand)
+      .resolvesOnce({ Errors: [{ Key: `${prefix}c`, Code: 'SlowDown', Message: 'slow down' }] })
+      .resolves({ Errors: [{ Key: `${prefix}c`, Code: 'InternalError', Message: 'error' }] });
+
+    const deletion = deleter(2).deletePage(BUCKET, page);
+
+    await expect(deletion).rejects.toBeInstanceOf(TransientPageError);
+    expect(s3.commandCalls(DeleteObjectsCommand)).toHaveLength(2);
   });
 
   it('sends nothing for an empty page', async () => {

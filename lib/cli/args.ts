@@ -25,6 +25,8 @@ export interface Page {
 export type Command =
   /** `topic`: a group (`streams`) or a command of its own (`delete`, `verify`...). */
   | { kind: 'help'; topic?: string }
+  /** `lethe --version`: which lethe this is, as every CLI answers. */
+  | { kind: 'version' }
   | { kind: 'health' }
   | { kind: 'streams.create' | 'streams.get'; tenant: string; stream: string }
   | ({ kind: 'streams.list'; tenant: string } & Page)
@@ -84,6 +86,7 @@ export function parseInvocation(argv: readonly string[]): Invocation {
     ...(values.region !== undefined ? { region: values.region } : {}),
   };
   if (values.help) return { command: helpOf(positionals.slice(0, 1)), options };
+  if (values.version) return { command: { kind: 'version' }, options };
   const command = commandOf(positionals);
   if (command.kind !== 'help') checkScopes(values, command.kind);
   return { command: withOptions(command, values), options };

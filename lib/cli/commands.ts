@@ -21,8 +21,11 @@ export interface CommandContext extends FollowContext {
   readonly writeOutput: WriteOutput;
 }
 
-/** The commands that `execute` runs: help needs no API, verify perhaps none (see main.ts). */
-type Handled = Exclude<Command, { kind: 'help' | 'verify' }>;
+/**
+ * The commands that `execute` runs: help and version need no API, verify perhaps none (see
+ * main.ts).
+ */
+type Handled = Exclude<Command, { kind: 'help' | 'version' | 'verify' }>;
 
 /** Runs one command against the API and prints its result; API errors are thrown. */
 export async function execute(command: Handled, context: CommandContext): Promise<ExitCode> {

@@ -204,6 +204,7 @@ Options:
                     then AWS_REGION and the AWS profile)
   -h, --help        this help; lethe help streams (or deletions, plans, partitions, tenants)
                     lists one group
+  --version         print lethe's version
 
 Requests to any endpoint that is not loopback are signed with SigV4 (service execute-api)
 using the AWS SDK's default credential chain (environment, profile, SSO, role).

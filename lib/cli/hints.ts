@@ -1,4 +1,5 @@
 import type { ApiError } from './client.ts';
+import { formatCount } from './progress.ts';
 
 /** Two or more non-empty lines, each of them JSON on its own: newline-delimited JSON. */
 export function looksLikeNdjson(text: string): boolean {
@@ -46,6 +47,12 @@ export function ingestHints(error: ApiError, events: Uint8Array): string[] {
   }
   if (error.code === 'NotAnArray' && text.trimStart().startsWith('{')) {
     return ['hint: the API takes a JSON array of events: wrap the event in [ ... ]'];
+  }
+  // No option makes a body larger: the only way through is smaller batches.
+  if (error.code === 'PayloadTooLarge') {
+    return [
+      `hint: the file is ${formatCount(events.byteLength)} bytes: split its events into smaller JSON arrays, one lethe ingest each (each ingest stores one object)`,
+    ];
   }
   return [];
 }

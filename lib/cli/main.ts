@@ -52,6 +52,10 @@ export async function run(argv: readonly string[], deps: CliDependencies): Promi
       deps.stdout.write(command.topic ? topicHelp(command.topic) : HELP);
       return EXIT.ok;
     }
+    if (command.kind === 'version') {
+      deps.stdout.write(`lethe ${await packageVersion()}\n`);
+      return EXIT.ok;
+    }
     /** The client, once a command needs the API: `verify --key` never does. */
     const connect = async () => {
       endpoint = await resolveEndpoint({
@@ -100,6 +104,12 @@ export async function run(argv: readonly string[], deps: CliDependencies): Promi
     deps.stderr.write(`lethe: ${failure.lines.join('\n')}\n`);
     return failure.code;
   }
+}
+
+/** The version of the package this `lethe` runs from: what a bug report names. */
+async function packageVersion(): Promise<string> {
+  const manifest = await readFile(new URL('../../package.json', import.meta.url), 'utf8');
+  return (JSON.parse(manifest) as { version: string }).version;
 }
 
 /** Writes a file of `--out`; one that cannot be written is a usage error, as one unread is. */

@@ -26,6 +26,7 @@ export const OPTIONS = {
   objects: { type: 'string' },
   concurrency: { type: 'string' },
   help: { type: 'boolean', short: 'h', default: false },
+  version: { type: 'boolean', default: false },
 } as const;
 
 /** The options as parsed. */

@@ -61,6 +61,17 @@ export interface StartMotoOptions {
   python?: string;
 }
 
+/** Every emulator this process started and that still runs, for a stop before a stack has them. */
+const started = new Set<ChildProcess>();
+
+/**
+ * Stops every emulator this process started: for a signal that comes while a stack is still
+ * starting, before anything holds them (a child outlives a process that is killed).
+ */
+export async function stopStartedEmulators(): Promise<void> {
+  await Promise.all([...started].map(stopChild));
+}
+
 /**
  * Starts moto's server, through Lethe's launcher, as a child process on a free loopback port
  * and waits until it answers. A string is `{ command }`: that command instead of the launcher.
@@ -76,6 +87,8 @@ export async function startMoto(options: string | StartMotoOptions = {}): Promis
   const child = spawn(program, [...launcher, '-H', '127.0.0.1', '-p', String(port)], {
     stdio: ['ignore', 'ignore', 'pipe'],
   });
+  started.add(child);
+  child.once('exit', () => started.delete(child));
   let stderr = '';
   child.stderr?.on('data', (chunk: Buffer) => {
     stderr = (stderr + chunk.toString()).slice(-4000);

@@ -17,7 +17,7 @@
 
 import { createServer } from 'node:net';
 import { armFromSpec, ENV } from '../support/index.ts';
-import { EmulatorMissingError } from './emulator.ts';
+import { EmulatorMissingError, stopStartedEmulators } from './emulator.ts';
 import { LocalStack, PortInUseError } from './local-stack.ts';
 
 const log = (message: string) => console.error(`${new Date().toISOString()} lethe: ${message}`);
@@ -40,12 +40,16 @@ function assertPortFree(port: number): Promise<void> {
     probe.listen(port, '127.0.0.1', () => probe.close(() => resolve()));
   });
 }
-const optionalInt = (name: string) => {
+/** A setting given wrong: told in one line that names it, not as a stack trace. */
+class SettingError extends Error {}
+
+/** A whole-number setting from 0 to `max`, or undefined when it is not set. */
+const optionalInt = (name: string, max = Number.MAX_SAFE_INTEGER) => {
   const value = process.env[name];
   if (value === undefined || value === '') return undefined;
   const number = Number(value);
-  if (!Number.isInteger(number) || number < 0) {
-    throw new Error(`${name} must be a non-negative integer (got ${value})`);
+  if (!Number.isInteger(number) || number < 0 || number > max) {
+    throw new SettingError(`${name} must be a whole number from 0 to ${max} (got ${value})`);
   }
   return number;
 };
@@ -55,6 +59,29 @@ const optionalInt = (name: string) => {
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 // The functions log as they would in Lambda; keep the local console readable by default.
 process.env.POWERTOOLS_LOG_LEVEL ??= process.env.LETHE_LOG_LEVEL ?? 'WARN';
+
+let stack: LocalStack | undefined;
+let stopping = false;
+/**
+ * The runtime's own lines, until it stops: a Ctrl-C reaches the emulators too (the terminal
+ * signals the whole process group), so a poller that then cannot reach them is no news.
+ */
+const runtimeLog = (message: string) => {
+  if (!stopping) log(message);
+};
+/**
+ * Ctrl-C or SIGTERM, also while the stack is still starting: the emulators it has started so
+ * far are stopped too, not left running on their ports after this process.
+ */
+const shutdown = async (signal: string) => {
+  if (stopping) return;
+  stopping = true;
+  log(`${signal}: stopping`);
+  await (stack ? stack.stop() : stopStartedEmulators());
+  process.exit(0);
+};
+process.on('SIGINT', () => void shutdown('SIGINT'));
+process.on('SIGTERM', () => void shutdown('SIGTERM'));
 
 try {
   armFromSpec(process.env.LETHE_FAILPOINTS);
@@ -66,16 +93,16 @@ try {
   const sweepIntervalSeconds = optionalInt('LETHE_SWEEP_INTERVAL_SECONDS');
   const visibilityTimeoutSeconds = optionalInt('LETHE_LOCAL_VISIBILITY_TIMEOUT_SECONDS');
   const workerConcurrency = optionalInt('LETHE_LOCAL_WORKER_CONCURRENCY');
-  const port = optionalInt('PORT') ?? 3000;
+  const port = optionalInt('PORT', 65_535) ?? 3000;
   await assertPortFree(port);
-  const stack = await LocalStack.start({
+  stack = await LocalStack.start({
     port,
     namePrefix: process.env.LETHE_LOCAL_PREFIX ?? 'lethe',
     settings,
     ...(sweepIntervalSeconds ? { sweepIntervalSeconds } : {}),
     ...(visibilityTimeoutSeconds !== undefined ? { visibilityTimeoutSeconds } : {}),
     ...(workerConcurrency ? { workerConcurrency } : {}),
-    log,
+    log: runtimeLog,
     ...(quiet ? {} : { console: consoleLine }),
   });
   const { resources } = stack;
@@ -91,20 +118,20 @@ try {
   log(
     `local data lives as long as this process and its emulator; requests and state changes print below${quiet ? ' (LETHE_QUIET: not)' : ''}`,
   );
-  let stopping = false;
-  const shutdown = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    log(`${signal}: stopping`);
-    await stack.stop();
-    process.exit(0);
-  };
-  process.on('SIGINT', () => void shutdown('SIGINT'));
-  process.on('SIGTERM', () => void shutdown('SIGTERM'));
 } catch (error) {
+  // A start cut short by a signal ends in shutdown, which says so and exits 0.
+  if (!stopping) exitOnError(error);
+}
+
+/** Why the stack did not start, in a line where the cause is the user's, and its exit code. */
+function exitOnError(error: unknown): never {
   if (error instanceof EmulatorMissingError) {
     console.error(error.message);
     process.exit(EXIT.emulatorMissing);
+  }
+  if (error instanceof SettingError) {
+    console.error(`lethe: ${error.message}`);
+    process.exit(EXIT.unexpected);
   }
   if (error instanceof PortInUseError) {
     console.error(`lethe: ${error.message}`);

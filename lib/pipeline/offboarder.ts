@@ -10,11 +10,12 @@ import {
   systemClock,
   toOffboardingView,
 } from '../core/index.ts';
-import type {
-  DeletionRequest,
-  DeletionStore,
-  OffboardingStore,
-  StreamStore,
+import {
+  type DeletionRequest,
+  type DeletionStore,
+  type OffboardingStore,
+  type StreamStore,
+  TakenInAlreadyError,
 } from '../store/index.ts';
 
 export interface OffboarderOptions {
@@ -25,6 +26,7 @@ export interface OffboarderOptions {
     | 'linkItems'
     | 'links'
     | 'relink'
+    | 'relinkItem'
     | 'advance'
     | 'windowEnded'
     | 'complete'
@@ -102,6 +104,12 @@ export class Offboarder {
           linkItems: (fresh) => this.#offboardings.linkItems(seen, stream.stream, fresh.deletionId),
         });
       } catch (error) {
+        // Linked by an earlier run of this step (it died before recording how far it got), its
+        // deletion cancelled since: linked and counted once, and taken in again by the sweeper.
+        if (error instanceof TakenInAlreadyError) {
+          taken = stream.stream;
+          continue;
+        }
         if (!(error instanceof PartitionDeletionInProgressError)) throw error;
         // Recorded up to the stream before it; nothing recorded when it is the first.
         if (taken !== undefined) await this.#offboardings.advance(seen, taken);
@@ -229,10 +237,21 @@ export class Offboarder {
           offboarding.tenant,
           link.stream,
           this.#graceLeft(offboarding),
-          // Linked below, in place of the cancelled one.
-          { offboardingId: offboarding.offboardingId, linkItems: () => [] },
+          // Linked in its tombstone's transaction, in place of the cancelled one.
+          {
+            offboardingId: offboarding.offboardingId,
+            linkItems: (fresh) => [
+              this.#offboardings.relinkItem(
+                offboarding,
+                link.stream,
+                link.deletionId,
+                fresh.deletionId,
+              ),
+            ],
+          },
         );
-        // Requested since by someone else: adopted. One naming it is its own (a repeat).
+        // Requested since by someone else: adopted. One naming it is its own (a repeat, or
+        // relinked already with its request).
         const adopted = !created && deletion.offboardingId !== offboarding.offboardingId;
         await this.#offboardings.relink(
           offboarding,
@@ -242,9 +261,10 @@ export class Offboarder {
           adopted,
         );
       } catch (error) {
-        // Gone since (a later deletion completed it): nothing of it is left to delete. Or a
-        // partition deletion of it is under way: the next sweep takes it again.
-        if (error instanceof StreamNotFoundError) continue;
+        // Gone since (a later deletion completed it): nothing of it is left to delete. Or
+        // relinked by another sweep meanwhile. Or a partition deletion of it is under way: the
+        // next sweep takes it again.
+        if (error instanceof StreamNotFoundError || error instanceof TakenInAlreadyError) continue;
         if (!(error instanceof PartitionDeletionInProgressError)) throw error;
       }
     }

@@ -6,6 +6,7 @@ import {
   isInScope,
   NO_COUNTS,
   type PlanChainRecord,
+  type PlanCounts,
   type PlanPageMessage,
   type PlanRecord,
   planPageMessage,
@@ -14,6 +15,7 @@ import {
 } from '../core/index.ts';
 import { childrenOf, firstPage, isBucketVersioned, isRefusal, uploadsUnder } from '../s3/index.ts';
 import type { PlanChainLayout, PlanStore } from '../store/index.ts';
+import { collect } from './dispatcher.ts';
 import type { ObjectStore } from './ports.ts';
 
 export interface PlanSender {
@@ -23,7 +25,7 @@ export interface PlanSender {
 export interface PlannerOptions {
   readonly plans: Pick<
     PlanStore,
-    'get' | 'register' | 'start' | 'chains' | 'chain' | 'countPage' | 'totals' | 'complete' | 'fail'
+    'get' | 'register' | 'start' | 'chains' | 'chain' | 'countPage' | 'complete' | 'fail'
   >;
   /** Read-only use: the planner lists, and never deletes, aborts or writes an object. */
   readonly s3: ObjectStore;
@@ -122,6 +124,10 @@ export class Planner {
   async finalizeIfReady(ref: Pick<PlanRecord, 'tenant' | 'planId'>): Promise<boolean> {
     const plan = await this.#plans.get(ref.tenant, ref.planId);
     if (plan?.state !== 'RUNNING' || plan.chainsSettled < plan.chainsTotal) return false;
+    // Every chain, not only those `chainsTotal` counts: a start that died after registering its
+    // chains lays them out again, and a listing changed meanwhile omits one registered before.
+    const chains = await collect(this.#plans.chains(plan));
+    if (chains.some((chain) => !chain.ended)) return false;
     const uploads = await this.#unlessRefused(plan, async () => {
       let count = 0;
       for await (const page of uploadsUnder(this.#s3, plan.bucket, plan.prefix)) {
@@ -130,7 +136,7 @@ export class Planner {
       return count;
     });
     if (uploads === 'failed') return false;
-    const totals = await this.#plans.totals(plan);
+    const totals = chains.reduce<PlanCounts>(addCounts, NO_COUNTS);
     return (await this.#plans.complete(plan, totals, uploads, this.#clock.now())).status === 'ok';
   }
 

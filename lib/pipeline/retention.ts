@@ -10,7 +10,7 @@ import {
 import { type DeletionStore, PolicyChangedError, type StreamStore } from '../store/index.ts';
 
 export interface RetentionOptions {
-  readonly streams: Pick<StreamStore, 'withRetention' | 'claimRetentionRun'>;
+  readonly streams: Pick<StreamStore, 'withRetention'>;
   readonly deletions: Pick<DeletionStore, 'requestPartitions'>;
   readonly clock: Clock;
 }
@@ -18,7 +18,7 @@ export interface RetentionOptions {
 export interface RetentionReport {
   /** Streams with a policy. */
   policies: number;
-  /** Of them, those whose run today this call claimed. */
+  /** Of them, those whose run today this call claimed (with its request, in one write). */
   claimed: number;
   /** Partition deletions requested (a run may find one under way already). */
   requested: number;
@@ -27,8 +27,10 @@ export interface RetentionReport {
 /**
  * The daily retention run, at every sweep: each stream with a policy of N days gets a partition
  * deletion of the `dt=` partitions of days before today minus N, at most one a day per stream
- * however many sweeps repeat or overlap (the day's run is claimed with a condition first, which
- * also holds only while the policy is still N days).
+ * however many sweeps repeat or overlap: the day's run is claimed with a condition in the
+ * request's own transaction, which also holds only while the policy is still N days. So a sweep
+ * that dies, or a request refused for now (an older partition deletion under way), leaves the
+ * day to the next sweep.
  */
 export class RetentionRunner {
   readonly #streams: RetentionOptions['streams'];
@@ -50,23 +52,23 @@ export class RetentionRunner {
       const days = stream.retentionDays;
       if (stream.state !== 'ACTIVE' || !days) continue;
       if (stream.retentionRunOn !== undefined && stream.retentionRunOn >= today) continue;
-      // The index lags and this page was read a while ago: the claim holds only while the
-      // policy is still `days`, so a policy removed or changed since is not applied (a later
-      // sweep reads the new one). A refused claim is a skip, like the ones above.
-      if (!(await this.#streams.claimRetentionRun(stream, days, today))) continue;
-      report.claimed++;
       try {
-        const before = daysBefore(now, days);
-        // Requested only while the policy is still `days`, as the claim was.
+        // The index lags and this page was read a while ago: the request (and its claim) holds
+        // only while the policy is still `days` and the day unclaimed, so a policy removed or
+        // changed since is not applied (a later sweep reads the new one).
         const { created } = await this.#deletions.requestPartitions(
           stream.tenant,
           stream.stream,
-          before,
-          days,
+          daysBefore(now, days),
+          { days, today },
         );
-        if (created) report.requested++;
+        if (created) {
+          report.claimed++;
+          report.requested++;
+        }
       } catch (error) {
-        // Deleted, being deleted, or an older partition deletion still under way: tomorrow.
+        // Deleted or being deleted; the policy changed or the day claimed by another sweep; or
+        // an older partition deletion still under way (a later sweep asks again).
         if (!isSkippable(error)) throw error;
       }
     }

@@ -19,6 +19,7 @@ import { deletionChanges as changes, type RoundStart } from './deletion-changes.
 import { keys } from './layout.ts';
 import type { TakenIn } from './offboarding-store.ts';
 import { type RequestContext, requestPartitions, retryPartitions } from './partition-requests.ts';
+import type { RetentionRun } from './stream-changes.ts';
 import type { StreamParts } from './stream-parts.ts';
 import { requestStream } from './stream-requests.ts';
 import type { Change, Table, TransactItem } from './table.ts';
@@ -72,15 +73,15 @@ export class DeletionStore {
 
   /**
    * A deletion of the stream's `dt=` partitions strictly before `before`, while the stream stays
-   * ACTIVE and writable (see partition-requests.ts).
+   * ACTIVE and writable (see partition-requests.ts); a retention run's claims its day with it.
    */
   requestPartitions(
     tenant: string,
     stream: string,
     before: string,
-    policyDays?: number,
+    run?: RetentionRun,
   ): Promise<DeletionRequest> {
-    return requestPartitions(this.#context(tenant), { tenant, stream, before, policyDays });
+    return requestPartitions(this.#context(tenant), { tenant, stream, before, run });
   }
 
   #context(tenant: string): RequestContext {

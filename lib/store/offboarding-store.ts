@@ -9,7 +9,7 @@ import {
 } from '../core/index.ts';
 import { equals, exists, isAbsent, offboardingMay } from './conditions.ts';
 import { keys, RUNNING_OFFBOARDINGS, SWEEP_INDEX } from './layout.ts';
-import type { Table, TransactItem } from './table.ts';
+import type { Change, Table, TransactItem } from './table.ts';
 
 /**
  * An offboarding taking a stream in (`DeletionStore.request`): the new deletion names it, and
@@ -160,27 +160,18 @@ export class OffboardingStore {
   }
 
   /**
-   * Points a stream's link at the deletion that replaced a cancelled one (the stream's
-   * deletion was cancelled under the offboarding, e.g. by an offboarding cancelled just before
-   * this one), `adopted` when the offboarding did not request it. Conditional on the link still
-   * naming `from`: a repeat changes nothing.
+   * Points a stream's link at the deletion that replaced a cancelled one, `adopted` when the
+   * offboarding did not request it; only while the link names `from` (a repeat changes nothing).
+   * `relinkItem`: the same write as a part of the new deletion's tombstone transaction.
    */
-  async relink(
-    offboarding: OffboardingRecord,
-    stream: string,
-    from: string,
-    to: string,
-    adopted = false,
-  ): Promise<boolean> {
-    const written = await this.#table.update(
-      keys.offboardingLink(offboarding.offboardingId, stream),
-      {
-        update: `SET deletionId = :to${adopted ? ', adopted = :true' : ' REMOVE adopted'}`,
-        values: { ':to': to, ...(adopted ? { ':true': true } : {}) },
-        condition: equals('deletionId', from),
-      },
-    );
-    return written.ok;
+  async relink(of: OffboardingRecord, stream: string, from: string, to: string, adopted = false) {
+    const key = keys.offboardingLink(of.offboardingId, stream);
+    return (await this.#table.update(key, relinkChange(from, to, adopted))).ok;
+  }
+
+  relinkItem(offboarding: OffboardingRecord, stream: string, from: string, to: string) {
+    const key = keys.offboardingLink(offboarding.offboardingId, stream);
+    return this.#table.updateItem(key, relinkChange(from, to, false));
   }
 
   links(offboarding: Pick<OffboardingRecord, 'offboardingId'>): AsyncGenerator<OffboardingLink> {
@@ -297,3 +288,9 @@ export class OffboardingStore {
     return this.#clock.now().toISOString();
   }
 }
+
+const relinkChange = (from: string, to: string, adopted: boolean): Change => ({
+  update: `SET deletionId = :to${adopted ? ', adopted = :true' : ' REMOVE adopted'}`,
+  values: { ':to': to, ...(adopted ? { ':true': true } : {}) },
+  condition: equals('deletionId', from),
+});

@@ -21,25 +21,30 @@ import {
 import { deletionChanges as changes } from './deletion-changes.ts';
 import type { DeletionRequest } from './deletion-store.ts';
 import { keys } from './layout.ts';
+import type { RetentionRun } from './stream-changes.ts';
 import type { StreamStore } from './stream-store.ts';
 import type { Change, Table, TransactItem } from './table.ts';
 
 /** What DeletionStore lends its requests (this file's, and stream-requests.ts'). */
 export interface RequestContext {
   readonly table: Table;
-  readonly streams: Pick<StreamStore, 'find' | 'refusal' | 'claimPartitions' | 'tombstone'>;
+  readonly streams: Pick<
+    StreamStore,
+    'find' | 'refusal' | 'claimPartitions' | 'claimRetentionRun' | 'tombstone'
+  >;
   readonly get: (deletionId: string) => Promise<DeletionRecord | undefined>;
   readonly newId: () => string;
   readonly clock: Clock;
 }
 
 /**
- * A retention run's request found the stream's policy removed or changed since the run claimed
- * its day: the partitions it computed are no longer the policy's, so nothing is requested.
+ * A retention run's request found the stream's policy removed or changed since the sweep read
+ * it (the partitions it computed are no longer the policy's), or the day's run claimed already
+ * by another sweep: nothing is requested.
  */
 export class PolicyChangedError extends Error {
-  constructor(tenant: string, stream: string) {
-    super(`the retention policy of ${tenant}/${stream} changed since its run was claimed`);
+  constructor(tenant: string, stream: string, why = 'its policy changed since it was read') {
+    super(`the retention run of ${tenant}/${stream} is not for this sweep: ${why}`);
     this.name = 'PolicyChangedError';
   }
 }
@@ -47,30 +52,34 @@ export class PolicyChangedError extends Error {
 /**
  * DeletionStore's request of a partition deletion: one at a time per stream (a repeat with the
  * same cutoff answers the one under way, another cutoff is 409), the deletion record and the
- * stream's claim in one transaction; the stream stays ACTIVE and writable throughout.
+ * stream's claim in one transaction; the stream stays ACTIVE and writable throughout. A
+ * retention run's (`run`) claims the day's run in that same transaction.
  */
 export function requestPartitions(
   context: RequestContext,
-  request: { tenant: string; stream: string; before: string; policyDays?: number | undefined },
+  request: { tenant: string; stream: string; before: string; run?: RetentionRun | undefined },
 ): Promise<DeletionRequest> {
   const { table, streams, clock } = context;
-  const { tenant, stream, before, policyDays } = request;
+  const { tenant, stream, before, run } = request;
   return retry<DeletionRequest>(RETRY.contention, async () => {
     const current = await streams.find(tenant, stream);
     if (!current || current.state === 'DELETED') throw new StreamNotFoundError(tenant, stream);
     if (current.state !== 'ACTIVE') throw streams.refusal(current);
-    if (policyDays !== undefined && current.retentionDays !== policyDays) {
-      throw new PolicyChangedError(tenant, stream);
+    if (run && current.retentionDays !== run.days) throw new PolicyChangedError(tenant, stream);
+    if (run && (current.retentionRunOn ?? '') >= run.today) {
+      throw new PolicyChangedError(tenant, stream, `the run of ${run.today} was claimed already`);
     }
     const held = await heldPartitions(current, context.get);
     if (held && !hasEnded(held.state)) {
-      if (held.before === before) return { done: true, value: { created: false, deletion: held } };
-      throw inProgress(current, held);
+      if (held.before !== before) throw inProgress(current, held);
+      // The day's run is the one under way: claimed, so that it is not requested once more.
+      if (run) await streams.claimRetentionRun(current, run.days, run.today);
+      return { done: true, value: { created: false, deletion: held } };
     }
     const now = clock.now().toISOString();
     const deletion: DeletionRecord = { ...newDeletion(current, context.newId(), now), before };
     const result = await table.transact([
-      streams.claimPartitions(current, deletion, policyDays),
+      streams.claimPartitions(current, deletion, run),
       table.putItem(
         {
           ...keys.deletion(tenant, deletion.deletionId),

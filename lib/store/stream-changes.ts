@@ -91,24 +91,32 @@ export function retentionRunChange(stream: StreamRecord, days: number, today: st
   };
 }
 
+/** A day's retention run: the policy's number of days its cutoff came from, and the day. */
+export interface RetentionRun {
+  days: number;
+  today: string;
+}
+
 /**
  * The stream's part of a partition deletion's request: it stays ACTIVE at its generation and
- * holds the deletion's id, one at a time; a holder that ended is replaced.
+ * holds the deletion's id, one at a time; a holder that ended is replaced. A retention run's
+ * request claims the day's run in the same write, so a run that dies never leaves the day
+ * claimed with nothing requested.
  */
 export function partitionClaimChange(
   current: StreamRecord,
   deletion: DeletionRecord,
-  policyDays?: number,
+  run?: RetentionRun,
 ): Change {
+  const claim = run && retentionRunChange(current, run.days, run.today);
   return {
-    update: 'SET partitionDeletionId = :id, updatedAt = :now',
-    values: { ':id': deletion.deletionId, ':now': deletion.requestedAt },
+    update: `SET partitionDeletionId = :id, updatedAt = :now${claim ? ', retentionRunOn = :today' : ''}`,
+    values: { ':id': deletion.deletionId, ':now': deletion.requestedAt, ...claim?.values },
     condition: all(
-      streamMay('plan'),
-      atGeneration(current.generation),
       partitionsHeldBy(current.partitionDeletionId),
-      // A retention run's: only while the policy is still the one its cutoff came from.
-      ...(policyDays === undefined ? [] : [equals('retentionDays', policyDays)]),
+      // A retention run's: once a day, only while the policy is still the one its cutoff came
+      // from (both in the claim's condition, ACTIVE at the generation too).
+      claim?.condition ?? all(streamMay('plan'), atGeneration(current.generation)),
     ),
   };
 }

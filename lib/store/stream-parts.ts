@@ -10,5 +10,6 @@ export type StreamParts = Pick<
   | 'rescheduled'
   | 'refusal'
   | 'claimPartitions'
+  | 'claimRetentionRun'
   | 'releasePartitions'
 >;

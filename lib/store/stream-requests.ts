@@ -39,7 +39,7 @@ export function requestStream(
     // No ingest in flight when read: the tombstone is conditioned on it staying so.
     if (!current.inflightIngests) deletion.ingestsSettled = true;
     if (takenIn) deletion.offboardingId = takenIn.offboardingId;
-    const result = await table.transact([
+    const parts = [
       streams.tombstone(current, deletion),
       table.putItem(
         {
@@ -50,10 +50,28 @@ export function requestStream(
         deletionMay(deletion.state === 'SCHEDULED' ? 'schedule' : 'request'),
       ),
       ...(held ? [stillEnded(table, held)] : []),
-      ...(takenIn?.linkItems(deletion) ?? []),
-    ]);
+    ];
+    const linked = takenIn?.linkItems(deletion) ?? [];
+    const result = await table.transact([...parts, ...linked]);
+    // The offboarding's link refused: no race to retry, the stream was taken in before.
+    if (!result.ok && takenIn && linked.length > 0 && result.failed.includes(parts.length)) {
+      throw new TakenInAlreadyError(tenant, stream, takenIn.offboardingId);
+    }
     if (!result.ok) return { done: false, why: `delete ${tenant}/${stream} lost a race` };
     failpoint('api.after-tombstone');
     return { done: true, value: { created: true, deletion } };
   });
+}
+
+/**
+ * An offboarding asked for a deletion of a stream it has taken in already: an earlier run of
+ * its step linked it and the deletion was cancelled since (the stream is ACTIVE again), or, for
+ * a stream taken in again, its link has moved on. Nothing was written; the link stands, and the
+ * sweeper takes the stream in again from it.
+ */
+export class TakenInAlreadyError extends Error {
+  override readonly name = 'TakenInAlreadyError';
+  constructor(tenant: string, stream: string, offboardingId: string) {
+    super(`${tenant}/${stream} was taken in by offboarding ${offboardingId} already`);
+  }
 }

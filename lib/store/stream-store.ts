@@ -15,6 +15,7 @@ import { keys, RETENTION_POLICIES, SWEEP_INDEX } from './layout.ts';
 import type { OffboardingStore } from './offboarding-store.ts';
 import {
   partitionClaimChange,
+  type RetentionRun,
   retentionChange,
   retentionRunChange,
   tombstoneChange,
@@ -214,13 +215,9 @@ export class StreamStore {
    * The stream's part of requesting a partition deletion: it stays ACTIVE (writable) at its
    * generation and holds the deletion's id, one at a time; a holder that ended is replaced.
    */
-  claimPartitions(
-    current: StreamRecord,
-    deletion: DeletionRecord,
-    policyDays?: number,
-  ): TransactItem {
+  claimPartitions(current: StreamRecord, deletion: DeletionRecord, run?: RetentionRun) {
     const key = keys.stream(current.tenant, current.stream);
-    return this.#table.updateItem(key, partitionClaimChange(current, deletion, policyDays));
+    return this.#table.updateItem(key, partitionClaimChange(current, deletion, run));
   }
 
   /** Lets the next partition deletion in, once this one ended (a no-op if another holds it). */

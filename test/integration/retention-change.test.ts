@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { clockOf, type DeletionReceipt, type StreamRecord } from '../../lib/core/index.ts';
+import { clockOf, type DeletionReceipt } from '../../lib/core/index.ts';
 import { RetentionRunner } from '../../lib/pipeline/index.ts';
 import { requestDeletion, seedDayPartitions, waitForEnd } from '../helpers/cells.ts';
 import { type ApiClient, apiClient } from '../helpers/http.ts';
@@ -42,8 +42,6 @@ describe.skipIf(process.env.LETHE_TEST_API_URL)('retention changed after the day
         for await (const stream of streams.withRetention())
           if (stream.tenant === name) yield stream;
       },
-      claimRetentionRun: (stream: StreamRecord, days: number, today: string) =>
-        streams.claimRetentionRun(stream, days, today),
     };
     return new RetentionRunner({ streams: own, deletions, clock: clockOf(() => now) }).run();
   }

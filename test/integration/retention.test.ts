@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { clockOf, type DeletionReceipt, type StreamRecord } from '../../lib/core/index.ts';
+import { clockOf, type DeletionReceipt } from '../../lib/core/index.ts';
 import { RetentionRunner } from '../../lib/pipeline/index.ts';
 import { seedDayPartitions, waitForEnd } from '../helpers/cells.ts';
 import { type ApiClient, apiClient } from '../helpers/http.ts';
@@ -33,12 +33,13 @@ describe.skipIf(process.env.LETHE_TEST_API_URL)('retention racing a change of po
   /**
    * A day's run over only this tenant's stream, from a fake clock on 2026-01-03 (a policy of 1
    * day would take dt=2026-01-01), with `change` made to the policy once the sweep index has
-   * been read and before the claim: the race a lagging index or a long sweep opens.
+   * been read, or just before the request (which claims the day): the race a lagging index or a
+   * long sweep opens.
    */
   async function raceRetention(
     name: string,
     change: () => Promise<void>,
-    when: 'before the claim' | 'after the claim' = 'before the claim',
+    when: 'after the read' | 'before the request' = 'after the read',
   ) {
     const local = target.local;
     if (!local) throw new Error('needs the in-process local stack');
@@ -52,17 +53,22 @@ describe.skipIf(process.env.LETHE_TEST_API_URL)('retention racing a change of po
         for await (const stream of streams.withRetention()) {
           if (stream.tenant !== name) continue;
           expect(stream.retentionDays).toBe(1);
-          if (when === 'before the claim') await change();
+          if (when === 'after the read') await change();
           yield stream;
         }
       },
-      async claimRetentionRun(stream: StreamRecord, days: number, today: string) {
-        const claimed = await streams.claimRetentionRun(stream, days, today);
-        if (when === 'after the claim') await change();
-        return claimed;
+    };
+    const requesting = {
+      async requestPartitions(...args: Parameters<typeof deletions.requestPartitions>) {
+        if (when === 'before the request') await change();
+        return deletions.requestPartitions(...args);
       },
     };
-    const racy = new RetentionRunner({ streams: racing, deletions, clock: clockOf(() => now) });
+    const racy = new RetentionRunner({
+      streams: racing,
+      deletions: requesting,
+      clock: clockOf(() => now),
+    });
     const report = await racy.run();
     const mine = ((await api.deletions(name)).body.deletions as DeletionReceipt[]).filter(
       (deletion) => deletion.partitionsBefore !== undefined,
@@ -83,7 +89,7 @@ describe.skipIf(process.env.LETHE_TEST_API_URL)('retention racing a change of po
       expect(removed.status).toBe(200);
     });
 
-    // Assess: the claim was refused, a skip: nothing requested, every object still there
+    // Assess: the request was refused, a skip: nothing requested, every object still there
     expect(report).toEqual({ policies: 1, claimed: 0, requested: 0 });
     expect(mine).toEqual([]);
     expect((await listAll(target.s3, bucket, prefix)).size).toBe(27);
@@ -93,25 +99,25 @@ describe.skipIf(process.env.LETHE_TEST_API_URL)('retention racing a change of po
     expect(stream.body.partitionDeletionId).toBeUndefined();
   });
 
-  it('does not apply a retention policy removed after its day was claimed, before the request', async () => {
+  it('does not apply a retention policy removed just before the request that claims its day', async () => {
     // Arrange: a policy of 1 day
     const name = tenant();
     const { bucket, prefix } = await seeded(name);
     const set = await api.call('PUT', `/v1/tenants/${name}/streams/logs/retention`, { days: 1 });
     expect(set.status).toBe(200);
 
-    // Act: the user removes it once the run has claimed the day, before it requests the deletion
+    // Act: the user removes it once the run has decided to run the day, before its request
     const { report, mine } = await raceRetention(
       name,
       async () => {
         const removed = await api.call('DELETE', `/v1/tenants/${name}/streams/logs/retention`);
         expect(removed.status).toBe(200);
       },
-      'after the claim',
+      'before the request',
     );
 
-    // Assess: claimed, but nothing requested: every object still there
-    expect(report).toEqual({ policies: 1, claimed: 1, requested: 0 });
+    // Assess: the request (and its claim) refused: nothing requested, every object still there
+    expect(report).toEqual({ policies: 1, claimed: 0, requested: 0 });
     expect(mine).toEqual([]);
     expect((await listAll(target.s3, bucket, prefix)).size).toBe(27);
     expect((await api.get(name, 'logs')).body.partitionDeletionId).toBeUndefined();
@@ -132,7 +138,7 @@ describe.skipIf(process.env.LETHE_TEST_API_URL)('retention racing a change of po
       expect(longer).toMatchObject({ status: 200, body: { retentionDays: 2 } });
     });
 
-    // Assess: the claim with 1 day was refused: nothing requested, every object still there
+    // Assess: the request with 1 day was refused: nothing requested, every object still there
     expect(report).toEqual({ policies: 1, claimed: 0, requested: 0 });
     expect(mine).toEqual([]);
     expect((await listAll(target.s3, bucket, prefix)).size).toBe(27);
@@ -143,7 +149,6 @@ describe.skipIf(process.env.LETHE_TEST_API_URL)('retention racing a change of po
         for await (const stream of streams.withRetention())
           if (stream.tenant === name) yield stream;
       },
-      claimRetentionRun: streams.claimRetentionRun.bind(streams),
     };
     const later = await new RetentionRunner({
       streams: own,
@@ -159,6 +164,49 @@ describe.skipIf(process.env.LETHE_TEST_API_URL)('retention racing a change of po
     expect(receipt).toMatchObject({ state: 'COMPLETED', objectsDeleted: 0 });
     expect((await listAll(target.s3, bucket, prefix)).size).toBe(27);
     // No policy left behind for another test's sweep to find.
+    await api.call('DELETE', `/v1/tenants/${name}/streams/logs/retention`);
+  });
+
+  it('runs the day at a later sweep when a run died after its claim, before its request', async () => {
+    // Arrange: a policy of 1 day, and a sweep on 2026-01-03 that dies just before it requests
+    // the day's deletion (kill -9 there: nothing after it runs; before, it had claimed the day)
+    const local = target.local;
+    if (!local) throw new Error('needs the in-process local stack');
+    const name = tenant();
+    await seeded(name);
+    const set = await api.call('PUT', `/v1/tenants/${name}/streams/logs/retention`, { days: 1 });
+    expect(set.status).toBe(200);
+    const now = new Date('2026-01-03T06:00:00.000Z');
+    const { streams, deletions } = storesOf(
+      local,
+      clockOf(() => now),
+    );
+    const own = {
+      async *withRetention() {
+        for await (const stream of streams.withRetention())
+          if (stream.tenant === name) yield stream;
+      },
+    };
+    const dying = {
+      requestPartitions: async () => {
+        throw new Error('killed before the request');
+      },
+    };
+    const run = (store: Pick<typeof deletions, 'requestPartitions'>) =>
+      new RetentionRunner({ streams: own, deletions: store, clock: clockOf(() => now) }).run();
+    await expect(run(dying)).rejects.toThrow('killed');
+
+    // Act: the next sweep, the same day
+    const later = await run(deletions);
+
+    // Assess: the day's deletion is requested then, once (before: not until the next day)
+    expect(later).toMatchObject({ policies: 1, requested: 1 });
+    const requested = ((await api.deletions(name)).body.deletions as DeletionReceipt[]).filter(
+      (deletion) => deletion.partitionsBefore !== undefined,
+    );
+    expect(requested.map((deletion) => deletion.partitionsBefore)).toEqual(['2026-01-02']);
+    expect(await run(deletions)).toMatchObject({ policies: 1, requested: 0 });
+    await waitForEnd(api, name, requested[0]?.deletionId ?? '');
     await api.call('DELETE', `/v1/tenants/${name}/streams/logs/retention`);
   });
 });

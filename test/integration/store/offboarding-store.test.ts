@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { clockOf } from '../../../lib/core/index.ts';
-import { OffboardingStore } from '../../../lib/store/index.ts';
+import { clockOf, type DeletionRecord } from '../../../lib/core/index.ts';
+import { OffboardingStore, TakenInAlreadyError } from '../../../lib/store/index.ts';
+import { waitFor } from '../../helpers/http.ts';
 import { storesOf } from '../../helpers/stores.ts';
 import { startTarget, type TestTarget } from '../../helpers/target.ts';
 
@@ -127,5 +128,33 @@ describe.skipIf(process.env.LETHE_TEST_API_URL)('OffboardingStore links and coun
     const item = await offboardings.get(name);
     expect(item).toMatchObject({ streams: 2 });
     expect(Object.keys(item ?? {}).filter((key) => /complete|deletions/i.test(key))).toEqual([]);
+  });
+
+  it('answers that a stream is taken in already when a repeated step requests it again after its deletion was cancelled', async () => {
+    // Arrange: an offboarding whose own fan-out has ended (the tenant had no stream), then a
+    // step's first run takes a stream in, and its deletion is cancelled (the stream ACTIVE again)
+    const name = tenant();
+    const { offboarding } = await offboardings.request(name, 3600);
+    await waitFor(
+      'the fan-out to end',
+      async () => (await offboardings.get(name))?.fannedOut || undefined,
+    );
+    await stores.streams.create(name, 'a');
+    const takenIn = {
+      offboardingId: offboarding.offboardingId,
+      linkItems: (fresh: DeletionRecord) =>
+        offboardings.linkItems(offboarding, 'a', fresh.deletionId),
+    };
+    const first = await stores.deletions.request(name, 'a', 3600, takenIn);
+    await stores.deletions.cancel(name, first.deletion.deletionId);
+
+    // Act: the step runs again (its first run died before it recorded how far it got)
+    const again = stores.deletions.request(name, 'a', 3600, takenIn);
+
+    // Assess: refused at once as taken in (before: ten lost races, then RetriesExhaustedError,
+    // and the step failed every time), and nothing written: the stream ACTIVE, one link
+    await expect(again).rejects.toThrow(TakenInAlreadyError);
+    expect(await stores.streams.find(name, 'a')).toMatchObject({ state: 'ACTIVE' });
+    expect(await offboardings.get(name)).toMatchObject({ streams: 1 });
   });
 });

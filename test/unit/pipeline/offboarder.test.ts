@@ -5,10 +5,11 @@ import {
   type OffboardingLink,
   type OffboardingRecord,
   PartitionDeletionInProgressError,
+  StreamNotFoundError,
   type StreamRecord,
 } from '../../../lib/core/index.ts';
 import { Offboarder, type OffboarderOptions } from '../../../lib/pipeline/index.ts';
-import type { TakenIn } from '../../../lib/store/index.ts';
+import { type TakenIn, TakenInAlreadyError } from '../../../lib/store/index.ts';
 import { aDeletion, aStream, NOW } from '../../helpers/records.ts';
 
 const OFFBOARDING_ID = 'c3d5e7f9-2b4c-4d6e-8f0a-1b2c3d4e5f6a';
@@ -49,9 +50,12 @@ function world(names: string[], overrides: Partial<OffboardingRecord> = {}) {
     link: vi.fn(async (_: OffboardingRecord, stream: string, deletionId: string) =>
       linkOnce(stream, deletionId, true),
     ),
-    // The fake commits the link as its transaction items are made (in the tombstone's).
+    // The fake commits the link as its transaction items are made (in the tombstone's), and
+    // refuses the transaction as DeletionStore.request does when the link is there already.
     linkItems: vi.fn((_: OffboardingRecord, stream: string, deletionId: string) => {
-      linkOnce(stream, deletionId);
+      if (!linkOnce(stream, deletionId)) {
+        throw new TakenInAlreadyError('acme', stream, OFFBOARDING_ID);
+      }
       return [];
     }),
     links: vi.fn(async function* () {
@@ -76,6 +80,14 @@ function world(names: string[], overrides: Partial<OffboardingRecord> = {}) {
         return true;
       },
     ),
+    // The fake commits the relink as its transaction item is made (in the tombstone's).
+    relinkItem: vi.fn((_: OffboardingRecord, stream: string, from: string, to: string) => {
+      const link = links.find((candidate) => candidate.stream === stream);
+      if (link?.deletionId !== from) throw new TakenInAlreadyError('acme', stream, OFFBOARDING_ID);
+      link.deletionId = to;
+      delete link.adopted;
+      return [] as never;
+    }),
     // As its condition: once, for a RUNNING offboarding whose last write was within its window.
     windowEnded: vi.fn(async () => {
       if (record.state !== 'RUNNING' || record.updatedAt >= record.executeAfter) return false;
@@ -121,8 +133,9 @@ function world(names: string[], overrides: Partial<OffboardingRecord> = {}) {
           state: grace > 0 ? 'SCHEDULED' : 'PENDING',
           ...(takenIn ? { offboardingId: takenIn.offboardingId } : {}),
         });
-        deletions.set(deletion.deletionId, deletion);
+        // One transaction: a link refused, nothing written.
         takenIn?.linkItems(deletion);
+        deletions.set(deletion.deletionId, deletion);
         return { created: true, deletion };
       }),
       getMany: async (refs) => refs.map((ref) => deletions.get(ref.deletionId)),
@@ -444,5 +457,69 @@ describe('Offboarder', () => {
     }
     expect(await offboarder.refresh(record())).toBe('completed');
     expect(record()).toMatchObject({ state: 'COMPLETED', objectsDeleted: 4 });
+  });
+
+  it('completes when it died between taking a cancelled stream in again and relinking it', async () => {
+    // Arrange: fanned out; b's deletion cancelled under it; the sweep that takes b in again is
+    // killed right after the new deletion's transaction commits
+    const { offboarder, record, deletions, options } = world(['a', 'b']);
+    const ref = { tenant: 'acme', offboardingId: OFFBOARDING_ID };
+    await offboarder.fanOut(ref);
+    await offboarder.fanOut(ref);
+    await options.deletions.cancel('acme', 'b-deletion');
+    const request = vi.mocked(options.deletions.request);
+    const committed = request.getMockImplementation();
+    request.mockImplementationOnce(async (...args) => {
+      await committed?.(...args);
+      throw new Error('killed');
+    });
+    await expect(offboarder.refresh(record())).rejects.toThrow('killed');
+
+    // Act: both deletions complete (b's new one before any sweep: its stream is gone), their
+    // records reach the dispatcher, and the next sweep looks
+    for (const id of ['a-deletion', 'b-deletion+']) {
+      const done = { ...(deletions.get(id) as DeletionRecord), state: 'COMPLETED' as const };
+      deletions.set(id, { ...done, objectsDeleted: 2 });
+    }
+    const counted = [
+      await offboarder.deletionCompleted({ ...ref, stream: 'a', deletionId: 'a-deletion' }),
+      await offboarder.deletionCompleted({ ...ref, stream: 'b', deletionId: 'b-deletion+' }),
+    ];
+    request.mockRejectedValueOnce(new StreamNotFoundError('acme', 'b'));
+    await offboarder.refresh(record());
+
+    // Assess: the new deletion was linked with its request, counted, and the offboarding ended
+    // (before: its link named the cancelled deletion for ever, and every sweep answered running)
+    expect(counted).toEqual(['running', 'completed']);
+    expect(record()).toMatchObject({ state: 'COMPLETED', objectsDeleted: 4 });
+  });
+
+  it('goes on past a stream an earlier run of its step took in, whose deletion was cancelled since', async () => {
+    // Arrange: the first run of the first step dies right after taking a in; then a's deletion
+    // is cancelled (by the tenant), so a is ACTIVE again when the step's record comes again
+    const { offboarder, record, options, links } = world(['a', 'b', 'c']);
+    const ref = { tenant: 'acme', offboardingId: OFFBOARDING_ID };
+    const request = vi.mocked(options.deletions.request);
+    const committed = request.getMockImplementation();
+    request.mockImplementationOnce(async (...args) => {
+      await committed?.(...args);
+      throw new Error('killed');
+    });
+    await expect(offboarder.fanOut(ref)).rejects.toThrow('killed');
+    await options.deletions.cancel('acme', 'a-deletion');
+
+    // Act: the step again (before: refused at a for ever, so the fan-out never ended), the next
+    // step, and a sweep
+    const steps = [await offboarder.fanOut(ref), await offboarder.fanOut(ref)];
+    await offboarder.refresh(record());
+
+    // Assess: every stream taken in once, and a in again by the sweep, its link following
+    expect(steps).toEqual(['advanced', 'advanced']);
+    expect(record()).toMatchObject({ fannedOut: true, streams: 3 });
+    expect(links.map((link) => [link.stream, link.deletionId])).toEqual([
+      ['a', 'a-deletion+'],
+      ['b', 'b-deletion'],
+      ['c', 'c-deletion'],
+    ]);
   });
 });

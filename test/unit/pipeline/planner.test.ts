@@ -75,7 +75,6 @@ function memoryPlans(): PlannerOptions['plans'] & { plan: () => PlanRecord } {
       if (!next) plan = { ...plan, chainsSettled: plan.chainsSettled + 1 };
       return ok(undefined);
     },
-    totals: async () => [...chains.values()].reduce<typeof NO_COUNTS>(addCounts, NO_COUNTS),
     complete: async (_, totals, multipartUploads) => {
       if (plan.state !== 'RUNNING') return duplicate();
       plan = { ...plan, ...totals, multipartUploads, state: 'COMPLETED' };
@@ -197,6 +196,40 @@ describe('Planner', () => {
     // Assess
     expect(outcome).toBe('duplicate');
     expect(plans.plan()).toMatchObject({ state: 'COMPLETED', objects: 7, pages: 5 });
+  });
+
+  it('counts every chain when a start that died after laying out is taken again over a changed listing', async () => {
+    // Arrange: the start dies between registering its chains and starting the plan; by the time
+    // its record comes again, dt=1 is gone (a partition deletion took it) and the layout omits it
+    const start = plans.start;
+    plans.start = async () => {
+      throw new Error('killed');
+    };
+    await expect(planner.start({ tenant: 'acme', planId: PLAN_ID })).rejects.toThrow('killed');
+    plans.start = start;
+    s3.on(ListObjectsV2Command).callsFake((input) => {
+      const prefix = `${location}dt=2/`;
+      if (input.Delimiter) {
+        return {
+          CommonPrefixes: [{ Prefix: prefix }],
+          Contents: [{ Key: `${location}manifest.json`, Size: 100 }],
+        };
+      }
+      const all = input.Prefix === prefix ? ['d', 'e', 'f'].map((name) => `${prefix}${name}`) : [];
+      const after = all.filter((key) => !input.StartAfter || key > input.StartAfter);
+      const page = after.slice(0, input.MaxKeys);
+      return {
+        Contents: page.map((Key) => ({ Key, Size: 10 })),
+        IsTruncated: after.length > page.length,
+      };
+    });
+
+    // Act: the record comes again, and every page is delivered (dt=1's empty page first)
+    await planner.start({ tenant: 'acme', planId: PLAN_ID });
+    await drain();
+
+    // Assess: dt=2's three objects and the manifest, none left out by an early completion
+    expect(plans.plan()).toMatchObject({ state: 'COMPLETED', objects: 4, versions: 4 });
   });
 
   const refused = (name: string) =>

@@ -136,19 +136,32 @@ describe("StreamStore's retention claim (a policy removed or changed since the r
 
 describe("StreamStore's partition claim", () => {
   it.each<[string, number | undefined, boolean]>([
-    ["a retention run's, only while the policy is still its days", 7, true],
+    ["a retention run's, only while the policy is still its days, claiming the day", 7, true],
     ["a user's request, whatever the policy", undefined, false],
   ])('is conditioned as %s', (_, policyDays, conditioned) => {
+    const run = policyDays === undefined ? undefined : { days: policyDays, today: '2026-03-01' };
     const item = streamStore().claimPartitions(
       aStream({ retentionDays: 7 }),
       aDeletion({ before: '2026-02-22' }),
-      policyDays,
-    ) as { Update?: { ConditionExpression?: string; ExpressionAttributeValues?: object } };
+      run,
+    ) as {
+      Update?: {
+        UpdateExpression?: string;
+        ConditionExpression?: string;
+        ExpressionAttributeValues?: object;
+      };
+    };
 
     const condition = item.Update?.ConditionExpression ?? '';
     expect(condition.includes('#retentionDays = :retentionDays')).toBe(conditioned);
+    expect(condition.includes('retentionRunOn < :today')).toBe(conditioned);
+    expect(item.Update?.UpdateExpression?.includes('retentionRunOn = :today')).toBe(conditioned);
+    expect(condition).toContain('#generation = :generation');
     if (conditioned) {
-      expect(item.Update?.ExpressionAttributeValues).toMatchObject({ ':retentionDays': 7 });
+      expect(item.Update?.ExpressionAttributeValues).toMatchObject({
+        ':retentionDays': 7,
+        ':today': '2026-03-01',
+      });
     }
   });
 });

@@ -14,6 +14,7 @@ import {
   reasonOf,
   UnreachableError,
 } from './answers.ts';
+import { type Page, SHAPES, type Shape, shaped } from './shapes.ts';
 
 export { ApiError, excerpt, NotLetheError, UnreachableError } from './answers.ts';
 
@@ -63,6 +64,13 @@ export interface LetheClientOptions {
 
 const segment = encodeURIComponent;
 
+/** The reply, once its body is found to be Lethe's answer of that kind. */
+const as =
+  (shape: Shape | Page) =>
+  <T>(reply: ApiResponse<T>): ApiResponse<T> => ({ ...reply, body: shaped(reply.body, shape) });
+const STREAM_PAGE: Page = { items: 'streams', item: SHAPES.stream };
+const DELETION_PAGE: Page = { items: 'deletions', item: SHAPES.receipt };
+
 /** The Lethe HTTP API (v1), one method per route. */
 export class LetheClient {
   readonly endpoint: string;
@@ -88,50 +96,60 @@ export class LetheClient {
     return { ...reply, body: { status: 'ok' } };
   };
   createStream = (tenant: string, stream: string) =>
-    this.request<StreamView>('PUT', streamPath(tenant, stream));
+    this.request<StreamView>('PUT', streamPath(tenant, stream)).then(as(SHAPES.stream));
   getStream = (tenant: string, stream: string) =>
-    this.request<StreamView>('GET', streamPath(tenant, stream));
+    this.request<StreamView>('GET', streamPath(tenant, stream)).then(as(SHAPES.stream));
   /** Without `graceSeconds`, the stack's default grace window applies. */
   deleteStream = (tenant: string, stream: string, graceSeconds?: number) =>
     this.request<DeletionReceipt>(
       'DELETE',
       `${streamPath(tenant, stream)}${search({ graceSeconds })}`,
-    );
+    ).then(as(SHAPES.receipt));
   ingest = (tenant: string, stream: string, events: Uint8Array) =>
     this.request<{ key: string; count: number }>(
       'POST',
       `${streamPath(tenant, stream)}/events`,
       events,
-    );
+    ).then(as(SHAPES.ingested));
   /** A deletion of the `dt=` partitions of days strictly before `before` (YYYY-MM-DD). */
   deletePartitions = (tenant: string, stream: string, before: string) =>
     this.request<DeletionReceipt>(
       'DELETE',
       `${streamPath(tenant, stream)}/partitions${search({ before })}`,
-    );
+    ).then(as(SHAPES.receipt));
   /** Keep `days` days of partitions: the stream, with its `retentionDays`. */
   setRetention = (tenant: string, stream: string, days: number) =>
     this.request<StreamView>(
       'PUT',
       `${streamPath(tenant, stream)}/retention`,
       new TextEncoder().encode(JSON.stringify({ days })),
-    );
+    ).then(as(SHAPES.stream));
   /** Removes the retention policy: the stream, without `retentionDays`. */
   removeRetention = (tenant: string, stream: string) =>
-    this.request<StreamView>('DELETE', `${streamPath(tenant, stream)}/retention`);
+    this.request<StreamView>('DELETE', `${streamPath(tenant, stream)}/retention`).then(
+      as(SHAPES.stream),
+    );
   /** `signal` gives up on the read (Ctrl-C while waiting). */
   getDeletion = (tenant: string, deletionId: string, signal?: AbortSignal) =>
-    this.request<DeletionReceipt>('GET', deletionPath(tenant, deletionId), undefined, signal);
+    this.request<DeletionReceipt>('GET', deletionPath(tenant, deletionId), undefined, signal).then(
+      as(SHAPES.receipt),
+    );
   retryDeletion = (tenant: string, deletionId: string) =>
-    this.request<DeletionReceipt>('POST', `${deletionPath(tenant, deletionId)}/retry`);
+    this.request<DeletionReceipt>('POST', `${deletionPath(tenant, deletionId)}/retry`).then(
+      as(SHAPES.receipt),
+    );
   cancelDeletion = (tenant: string, deletionId: string) =>
-    this.request<DeletionReceipt>('POST', `${deletionPath(tenant, deletionId)}/cancel`);
+    this.request<DeletionReceipt>('POST', `${deletionPath(tenant, deletionId)}/cancel`).then(
+      as(SHAPES.receipt),
+    );
   expediteDeletion = (tenant: string, deletionId: string) =>
-    this.request<DeletionReceipt>('POST', `${deletionPath(tenant, deletionId)}/expedite`);
+    this.request<DeletionReceipt>('POST', `${deletionPath(tenant, deletionId)}/expedite`).then(
+      as(SHAPES.receipt),
+    );
 
   /** A dry run of the stream's deletion: 202 with the PENDING plan. */
   createPlan = (tenant: string, stream: string) =>
-    this.request<PlanView>('POST', `${streamPath(tenant, stream)}/plans`);
+    this.request<PlanView>('POST', `${streamPath(tenant, stream)}/plans`).then(as(SHAPES.plan));
   /** `signal` gives up on the read (Ctrl-C while waiting). */
   getPlan = (tenant: string, planId: string, signal?: AbortSignal) =>
     this.request<PlanView>(
@@ -139,39 +157,47 @@ export class LetheClient {
       `/v1/tenants/${segment(tenant)}/plans/${segment(planId)}`,
       undefined,
       signal,
-    );
+    ).then(as(SHAPES.plan));
   /** The signed certificate of a COMPLETED deletion (409 before). */
   getCertificate = (tenant: string, deletionId: string) =>
-    this.request<SignedCertificate>('GET', `${deletionPath(tenant, deletionId)}/certificate`);
+    this.request<SignedCertificate>('GET', `${deletionPath(tenant, deletionId)}/certificate`).then(
+      as(SHAPES.certificate),
+    );
   /** The key that signs now, or the one that signed with `keyId`. */
   getCertificateKey = (keyId?: string) =>
-    this.request<CertificateKey>('GET', `/v1/certificate-key${search({ keyId })}`);
+    this.request<CertificateKey>('GET', `/v1/certificate-key${search({ keyId })}`).then(
+      as(SHAPES.key),
+    );
 
   /** Offboards the tenant: 202 with its offboarding (the one under way, for a repeat). */
   deleteTenant = (tenant: string, graceSeconds?: number) =>
     this.request<OffboardingView>(
       'DELETE',
       `/v1/tenants/${segment(tenant)}${search({ graceSeconds })}`,
-    );
+    ).then(as(SHAPES.offboarding));
   /** `signal` gives up on the read (Ctrl-C while waiting). */
   getOffboarding = (tenant: string, signal?: AbortSignal) =>
-    this.request<OffboardingView>('GET', offboardingPath(tenant), undefined, signal);
+    this.request<OffboardingView>('GET', offboardingPath(tenant), undefined, signal).then(
+      as(SHAPES.offboarding),
+    );
   /** Takes the offboarding back while its grace window lasts: 200 with it, CANCELLED. */
   cancelOffboarding = (tenant: string) =>
-    this.request<OffboardingView>('POST', `${offboardingPath(tenant)}/cancel`);
+    this.request<OffboardingView>('POST', `${offboardingPath(tenant)}/cancel`).then(
+      as(SHAPES.offboarding),
+    );
 
   listStreams = (tenant: string, page: PageRequest = {}) =>
     this.request<StreamPage>(
       'GET',
       `/v1/tenants/${segment(tenant)}/streams${search({ limit: page.limit, nextToken: page.nextToken })}`,
-    );
+    ).then(as(STREAM_PAGE));
 
   /** Newest first; only those in `state` when it is given. */
   listDeletions = (tenant: string, page: PageRequest & { state?: string | undefined } = {}) =>
     this.request<DeletionPage>(
       'GET',
       `/v1/tenants/${segment(tenant)}/deletions${search({ state: page.state, limit: page.limit, nextToken: page.nextToken })}`,
-    );
+    ).then(as(DELETION_PAGE));
 
   async request<T>(
     method: string,

@@ -105,6 +105,18 @@ function checked(url: string, from: string, failure: (message: string) => Error)
   if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
     throw failure(`${from} must be an http or https URL: ${url}${meant}`);
   }
+  // Each request appends its path: a query or fragment would swallow it, and fetch refuses
+  // a user name or password (not echoed here) outright.
+  if (parsed.username || parsed.password) {
+    throw failure(
+      `${from} must not hold a user name or password: requests to AWS are signed with SigV4 instead`,
+    );
+  }
+  if (parsed.search || parsed.hash || url.includes('?') || url.includes('#')) {
+    throw failure(
+      `${from} must not have a query or fragment: every request adds its own path and query (got ${url})`,
+    );
+  }
   return url.replace(/\/+$/, '');
 }
 

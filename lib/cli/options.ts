@@ -79,12 +79,28 @@ const isGiven = (values: Values, option: keyof typeof OPTIONS) => {
 
 /** Parses the command line into options and positionals; a bad option is a UsageError. */
 export function parse(argv: readonly string[]) {
+  let parsed: ReturnType<typeof parseArgs<typeof CONFIG>>;
   try {
-    return parseArgs({ args: [...argv], options: OPTIONS, allowPositionals: true, strict: true });
+    parsed = parseArgs({ args: [...argv], ...CONFIG });
   } catch (error) {
     throw new UsageError(optionProblem(error));
   }
+  // Node keeps the last of an option given twice: `--grace 7d ... --grace 0` would delete at once.
+  const given = new Map<string, string>();
+  for (const token of parsed.tokens) {
+    if (token.kind !== 'option' || token.value === undefined) continue;
+    const earlier = given.get(token.name);
+    if (earlier !== undefined) {
+      throw new UsageError(
+        `${token.rawName} is given twice (${JSON.stringify(earlier)}, then ${JSON.stringify(token.value)}): give it once`,
+      );
+    }
+    given.set(token.name, token.value);
+  }
+  return parsed;
 }
+
+const CONFIG = { options: OPTIONS, allowPositionals: true, strict: true, tokens: true } as const;
 
 /** Node's message for a bad option, in this CLI's words, with the nearest known option. */
 function optionProblem(error: unknown): string {

@@ -15,7 +15,7 @@ import {
   type StateChangePublisher,
 } from '../pipeline/index.ts';
 import type { Clients } from '../support/index.ts';
-import { boot, type Env } from './boot.ts';
+import { boot, type Env, errorText } from './boot.ts';
 
 type Image = NonNullable<DynamoDBRecord['dynamodb']>['NewImage'];
 
@@ -37,10 +37,18 @@ export const publisherHandler =
         after: Announced;
         announcement: Announcement;
       }> = [];
+      // A record whose images cannot be read fails on its own, once the ones before it are on
+      // the bus: Lambda retries from it and, its retries spent, hands it to the on-failure queue.
+      let malformed: { record: DynamoDBRecord; error: string } | undefined;
       for (const record of event.Records) {
-        const after = imageOf<Announced>(record.dynamodb?.NewImage);
-        const announcement = announcementOf(record, after);
-        if (after && announcement) announced.push({ record, after, announcement });
+        try {
+          const after = imageOf<Announced>(record.dynamodb?.NewImage);
+          const announcement = announcementOf(record, after);
+          if (after && announcement) announced.push({ record, after, announcement });
+        } catch (error) {
+          malformed = { record, error: errorText(error) };
+          break;
+        }
       }
       const { published, refused } = await publisher.publish(
         announced.map(({ announcement }) => announcement),
@@ -54,6 +62,15 @@ export const publisherHandler =
         });
       }
       const failed = announced[published];
+      if (!failed && malformed) {
+        telemetry.logger.warn('malformed record; it will be retried', {
+          sequenceNumber: malformed.record.dynamodb?.SequenceNumber,
+          error: malformed.error,
+        });
+        return {
+          batchItemFailures: [{ itemIdentifier: malformed.record.dynamodb?.SequenceNumber ?? '' }],
+        };
+      }
       if (!failed) return { batchItemFailures: [] };
       telemetry.logger.warn('publish failed; the record will be retried', {
         ...keysOf(failed.after),

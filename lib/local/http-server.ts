@@ -22,7 +22,8 @@ export interface HttpServerOptions {
  */
 export function createHttpServer({ resources, invoke, log, onRequest }: HttpServerOptions): Server {
   const known = [...resources];
-  const server = createServer((request, response) => {
+  // An HTTP/1.1 request without Host is refused in handle(), coded, where Node sent a bare 400.
+  const server = createServer({ requireHostHeader: false }, (request, response) => {
     handle(request, response).catch((error: unknown) => {
       log?.(`http: ${(error as Error).message}`);
       if (!response.headersSent) {
@@ -39,23 +40,52 @@ export function createHttpServer({ resources, invoke, log, onRequest }: HttpServ
       socket.destroy();
       return;
     }
-    const tooLarge = error.code === 'HPE_HEADER_OVERFLOW';
-    const body = JSON.stringify({
-      error: tooLarge
-        ? { code: 'HeadersTooLarge', message: 'the request headers are too large' }
-        : { code: 'MalformedRequest', message: 'the request is not well-formed HTTP/1.1' },
-    });
-    socket.end(
-      `HTTP/1.1 ${tooLarge ? '431 Request Header Fields Too Large' : '400 Bad Request'}\r\n` +
-        `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
-        `Connection: close\r\n\r\n${body}`,
+    if (error.code === 'HPE_HEADER_OVERFLOW') {
+      refuse(
+        socket,
+        '431 Request Header Fields Too Large',
+        'HeadersTooLarge',
+        'the request headers are too large',
+      );
+    } else {
+      refuse(
+        socket,
+        '400 Bad Request',
+        'MalformedRequest',
+        'the request is not well-formed HTTP/1.1',
+      );
+    }
+  });
+  // CONNECT (a proxy's tunnel) and an Expect other than 100-continue: coded too, where Node
+  // closed the connection without a word, or sent a bare 417.
+  server.on('connect', (request: IncomingMessage, socket: Duplex) => {
+    refuse(
+      socket,
+      '405 Method Not Allowed',
+      'MethodNotAllowed',
+      `${request.method} is not allowed here`,
     );
+  });
+  server.on('checkExpectation', (request: IncomingMessage, response: ServerResponse) => {
+    response.shouldKeepAlive = false;
+    send(response, 417, {
+      error: {
+        code: 'ExpectationFailed',
+        message: `Expect: ${request.headers.expect} is not supported`,
+      },
+    });
   });
   return server;
 
   async function handle(request: IncomingMessage, response: ServerResponse) {
     const started = performance.now();
     const url = urlOf(request.url);
+    if (request.httpVersion === '1.1' && request.headers.host === undefined) {
+      send(response, 400, {
+        error: { code: 'MalformedRequest', message: 'an HTTP/1.1 request must have a Host header' },
+      });
+      return;
+    }
     if (!url) {
       send(response, 400, {
         error: { code: 'InvalidPath', message: 'the request target is not a path' },
@@ -76,16 +106,17 @@ export function createHttpServer({ resources, invoke, log, onRequest }: HttpServ
       return;
     }
     const match = matchPath(url.pathname, known);
-    const headers: Record<string, string> = {};
-    const multiValueHeaders: Record<string, string[]> = {};
+    // Without a prototype: a name such as `__proto__` or `constructor` is a name like any other.
+    const headers: Record<string, string> = Object.create(null);
+    const multiValueHeaders: Record<string, string[]> = Object.create(null);
     for (const [name, value] of Object.entries(request.headers)) {
       if (value === undefined) continue;
       const values = Array.isArray(value) ? value : [value];
       headers[name] = values.join(',');
       multiValueHeaders[name] = values;
     }
-    const query: Record<string, string> = {};
-    const multiQuery: Record<string, string[]> = {};
+    const query: Record<string, string> = Object.create(null);
+    const multiQuery: Record<string, string[]> = Object.create(null);
     for (const [name, value] of url.searchParams) {
       query[name] = value;
       multiQuery[name] = [...(multiQuery[name] ?? []), value];
@@ -149,7 +180,20 @@ function readBody(request: IncomingMessage): Promise<Buffer | undefined> {
   });
 }
 
+/** A coded answer written on the socket itself, then closed: its request cannot be read on. */
+function refuse(socket: Duplex, status: string, code: string, message: string) {
+  const body = JSON.stringify({ error: { code, message } });
+  socket.end(
+    `HTTP/1.1 ${status}\r\nContent-Type: application/json\r\n` +
+      `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
+}
+
 function send(response: ServerResponse, status: number, body: unknown) {
-  response.writeHead(status, { 'Content-Type': 'application/json' });
-  response.end(JSON.stringify(body));
+  const text = JSON.stringify(body);
+  response.writeHead(status, {
+    'Content-Type': 'application/json',
+    'Content-Length': Buffer.byteLength(text),
+  });
+  response.end(text);
 }

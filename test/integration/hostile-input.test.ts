@@ -70,6 +70,9 @@ const query = fc.oneof(
     '?limit=abc',
     '?limit=5',
     '?nextToken=abc',
+    // Names an object already has (the local server answered 500 to these).
+    '?__proto__=x',
+    '?constructor=x&limit=5',
   ),
   fc.string({ maxLength: 40 }).map((token) => `?nextToken=${encodeURIComponent(token)}`),
   fc

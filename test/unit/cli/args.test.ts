@@ -363,6 +363,16 @@ describe.each<[string, string]>([
     'option --limit needs a value; to give one that starts with -, write --limit=VALUE',
   ],
   ['delete acme/logs --grace -5', 'option --grace needs a value; to give one that starts with -'],
+  // The last one was taken, silently: a grace of 0 deletes at once.
+  [
+    'delete acme/logs --grace 7d --grace 0',
+    '--grace is given twice ("7d", then "0"): give it once',
+  ],
+  ['streams list acme --limit=5 --limit 6', '--limit is given twice ("5", then "6"): give it once'],
+  [
+    'health --endpoint http://127.0.0.1:3000 --endpoint http://127.0.0.1:4000',
+    '--endpoint is given twice',
+  ],
 ])('lethe %s', (line, message) => {
   it('is a usage error that says what is wrong', () => {
     // Act

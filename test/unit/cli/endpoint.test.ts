@@ -132,6 +132,30 @@ describe('choosing the endpoint', () => {
     expect(lookupStack).not.toHaveBeenCalled();
   });
 
+  it.each([
+    [
+      'http://user:secret@127.0.0.1:3000',
+      '--endpoint must not hold a user name or password: requests to AWS are signed with SigV4 instead',
+    ],
+    [
+      'http://127.0.0.1:3000/prod?stage=1',
+      '--endpoint must not have a query or fragment: every request adds its own path and query (got http://127.0.0.1:3000/prod?stage=1)',
+    ],
+    [
+      'http://127.0.0.1:3000/#top',
+      '--endpoint must not have a query or fragment: every request adds its own path and query (got http://127.0.0.1:3000/#top)',
+    ],
+  ])(
+    'refuses --endpoint %s as a usage error (it was sent, and failed as unreachable)',
+    async (flag, message) => {
+      const choice = resolveEndpoint({ flag, lookupStack: missing() });
+
+      await expect(choice).rejects.toThrow(UsageError);
+      await expect(choice).rejects.toThrow(message);
+      await expect(choice).rejects.not.toThrow('secret');
+    },
+  );
+
   it('refuses a malformed --endpoint as a usage error', async () => {
     const choice = resolveEndpoint({ flag: 'htp:/x', lookupStack: missing() });
 

@@ -124,6 +124,35 @@ describe('an endpoint that answers, but is not Lethe', () => {
     );
   });
 
+  it.each<[string, string[], unknown, string]>([
+    ['streams get', ['streams', 'get', 'acme/logs'], {}, 'the answer has no state'],
+    ['streams list', ['streams', 'list', 'acme'], {}, 'the answer has no streams list'],
+    [
+      'deletions list',
+      ['deletions', 'list', 'acme'],
+      { deletions: [null] },
+      'the answer has an item that is not an object',
+    ],
+    ['tenants get', ['tenants', 'get', 'acme'], { state: 'RUNNING' }, 'the answer has no tenant'],
+    ['certificate-key', ['certificate-key'], {}, 'the answer has no keyId'],
+    ['delete --dry-run', ['delete', 'acme/logs', '--dry-run'], {}, 'the answer has no state'],
+    [
+      'delete --wait',
+      ['delete', 'acme/logs', '--wait'],
+      { state: 'WEIRD' },
+      'the answer has a state of "WEIRD"',
+    ],
+  ])(
+    "exits 6 for a %s answer that is not Lethe's (it printed undefined, crashed or waited for ever)",
+    async (_, args, body, message) => {
+      const result = await lethe(args, () => ({ status: 200, body }));
+
+      expect(result.code).toBe(6);
+      expect(result.stderr).toContain(`lethe: ${message}`);
+      expect(result.stdout).not.toContain('undefined');
+    },
+  );
+
   it("shows an error page's words, not its HTML", async () => {
     // Act
     const result = await lethe(['health'], () => ({

@@ -78,4 +78,35 @@ describe('publisherHandler', () => {
 
     expect(response).toEqual({ batchItemFailures: [{ itemIdentifier: '3' }] });
   });
+
+  it('fails a record whose image cannot be read, after putting the ones before it (the batch threw)', async () => {
+    const publisher = publisherTaking();
+    const handler = publisherHandler(publisher, quietTelemetry());
+    const malformed = {
+      eventID: 'event-2',
+      eventName: 'INSERT' as const,
+      dynamodb: { SequenceNumber: '2', NewImage: { type: { BOGUS: 'DELETION' } } as never },
+    };
+
+    const response = await handler(
+      streamEvent(change('1', undefined, pending), malformed, change('3', undefined, other)),
+    );
+
+    expect(response).toEqual({ batchItemFailures: [{ itemIdentifier: '2' }] });
+    const [announcements] = publisher.publish.mock.calls[0] ?? [];
+    expect(announcements?.map((a) => a.subject)).toEqual([`DELETION#${pending.deletionId}`]);
+  });
+
+  it('fails the first event not put before a malformed record after it', async () => {
+    const handler = publisherHandler(publisherTaking(0), quietTelemetry());
+    const malformed = {
+      eventID: 'event-2',
+      eventName: 'INSERT' as const,
+      dynamodb: { SequenceNumber: '2', NewImage: { type: { BOGUS: 'DELETION' } } as never },
+    };
+
+    const response = await handler(streamEvent(change('1', undefined, pending), malformed));
+
+    expect(response).toEqual({ batchItemFailures: [{ itemIdentifier: '1' }] });
+  });
 });

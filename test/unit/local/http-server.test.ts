@@ -1,5 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import { connect } from 'node:net';
+import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createHttpServer } from '../../../lib/local/http-server.ts';
 
@@ -63,6 +64,29 @@ describe('the local HTTP server', () => {
     expect(invoke).not.toHaveBeenCalled();
   });
 
+  // Node itself drops a header named __proto__ (its headers object has a prototype).
+  it.each([
+    ['__proto__', undefined],
+    ['constructor', 'z'],
+    ['toString', 'z'],
+  ])(
+    'passes a query parameter and a header named %s on as any other (it answered 500)',
+    async (name, header) => {
+      const { port, invoke } = await serve();
+
+      const answer = await rawExchange(
+        port,
+        `GET /v1/health?${name}=x&${name}=y HTTP/1.1\r\nHost: x\r\n${name}: z\r\nConnection: close\r\n\r\n`,
+      );
+
+      expect(answer.split('\r\n')[0]).toBe('HTTP/1.1 404 Not Found');
+      const [event] = invoke.mock.calls[0] as unknown as [APIGatewayProxyEvent];
+      expect(event.queryStringParameters?.[name]).toBe('y');
+      expect(event.multiValueQueryStringParameters?.[name]).toEqual(['x', 'y']);
+      expect(event.headers[name.toLowerCase()]).toBe(header);
+    },
+  );
+
   it.each([
     ['a request line that is not HTTP', 'HELLO\r\n\r\n', 'MalformedRequest', '400 Bad Request'],
     [
@@ -72,13 +96,31 @@ describe('the local HTTP server', () => {
       '400 Bad Request',
     ],
     [
+      'an HTTP/1.1 request without Host',
+      'GET /v1/health HTTP/1.1\r\nConnection: close\r\n\r\n',
+      'MalformedRequest',
+      '400 Bad Request',
+    ],
+    [
+      'an Expect it cannot meet',
+      'POST /v1/health HTTP/1.1\r\nHost: x\r\nExpect: bogus\r\nContent-Length: 2\r\n\r\n[]',
+      'ExpectationFailed',
+      '417 Expectation Failed',
+    ],
+    [
+      'CONNECT',
+      'CONNECT localhost:443 HTTP/1.1\r\nHost: localhost:443\r\n\r\n',
+      'MethodNotAllowed',
+      '405 Method Not Allowed',
+    ],
+    [
       'headers larger than Node reads',
       `GET /v1/health HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`,
       'HeadersTooLarge',
       '431 Request Header Fields Too Large',
     ],
   ])(
-    'answers %s with a coded JSON error, as every other refusal (Node sent a bare 400)',
+    'answers %s with a coded JSON error, as every other refusal (Node sent a bare 400, or 417, or nothing)',
     async (_, bytes, code, status) => {
       const { port, invoke } = await serve();
 

@@ -34,7 +34,7 @@ export const METRICS = {
   eventsPublished: { name: 'EventsPublished', unit: 'Count' },
   /** Emitted by every sweep: deletions waiting out their grace window. */
   scheduledDeletions: { name: 'ScheduledDeletions', unit: 'Count' },
-  /** Emitted by every sweep: how long ago the oldest open deletion was requested (0 if none). */
+  /** Emitted by every sweep: how long the oldest open deletion has been open (0 if none). */
   oldestDeletionAge: { name: 'OldestDeletionAge', unit: 'Seconds' },
   /** Emitted by every sweep: tenant offboardings still under way after it looked at them. */
   openOffboardings: { name: 'OpenOffboardings', unit: 'Count' },

@@ -104,16 +104,22 @@ export class Sweeper {
     return this.#index.scheduled();
   }
 
-  /** The open deletion requested longest ago, with its age in seconds. */
+  /**
+   * The deletion open longest, with its age in seconds: open since its grace window ended (or it
+   * was expedited), which is its request when it had none. A window waited out is not open time.
+   */
   async oldestOpen(): Promise<{ deletion: DeletionRecord; ageSeconds: number } | undefined> {
     const now = this.#clock.now();
+    // ISO 8601 times in UTC: the later one sorts last.
+    const openedAt = (deletion: DeletionRecord) =>
+      [deletion.requestedAt, deletion.executeAfter].sort().at(-1) as string;
     // Every open deletion is in the sweep index; its sort key (last progress) is never ahead of
     // now by more than clock skew, so a cutoff a day ahead reads them all.
     let oldest: DeletionRecord | undefined;
     for await (const deletion of this.#index.stale(new Date(now.getTime() + 86_400_000))) {
-      if (!oldest || deletion.requestedAt < oldest.requestedAt) oldest = deletion;
+      if (!oldest || openedAt(deletion) < openedAt(oldest)) oldest = deletion;
     }
-    return oldest && { deletion: oldest, ageSeconds: secondsBetween(oldest.requestedAt, now) };
+    return oldest && { deletion: oldest, ageSeconds: secondsBetween(openedAt(oldest), now) };
   }
 
   /** The claim's own stream record re-dispatches a PENDING deletion too; both are idempotent. */

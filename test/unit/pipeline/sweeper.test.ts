@@ -448,11 +448,12 @@ describe('Sweeper.oldestOpen', () => {
 
   it('finds the open deletion requested longest ago, with its age in seconds', async () => {
     // Prepare
-    const older = aDeletion({ deletionId: OTHER_ID, requestedAt: '2026-03-01T09:00:00.000Z' });
+    const at = (time: string) => ({ requestedAt: time, executeAfter: time });
+    const older = aDeletion({ deletionId: OTHER_ID, ...at('2026-03-01T09:00:00.000Z') });
     const { subject } = sweeper([
-      aDeletion({ requestedAt: '2026-03-01T11:00:00.000Z' }),
+      aDeletion(at('2026-03-01T11:00:00.000Z')),
       older,
-      aDeletion({ requestedAt: '2026-03-01T10:00:00.000Z' }),
+      aDeletion(at('2026-03-01T10:00:00.000Z')),
     ]);
 
     // Act

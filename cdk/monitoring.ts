@@ -232,6 +232,7 @@ export class LetheMonitoring extends Construct {
           graph('Failures', [
             metric('deletionsFailed', 'Sum', FIVE_MINUTES, 'deletions failed'),
             metric('keysFailed', 'Sum', FIVE_MINUTES, 'keys failed'),
+            metric('sweepItemsFailed', 'Sum', FIVE_MINUTES, 'sweep items failed'),
             apiErrors.with({ label: 'api 5xx' }),
             ...fnErrors,
           ]),
@@ -295,7 +296,9 @@ export class LetheMonitoring extends Construct {
   /**
    * The sweeper is the pipeline's safety net (grace windows, stalled deletions, retention,
    * offboardings): it pages when it fails, or has not run, three sweeps in a row. Its own
-   * metrics (the oldest open deletion) go quiet then, so they cannot tell.
+   * metrics (the oldest open deletion) go quiet then, so they cannot tell. A sweep with an item
+   * it could not handle (`SweepItemsFailed`) handles every other item and then fails, so one
+   * item that fails every time pages too, and one that failed once does not.
    */
   #sweeperAlarm(props: LetheMonitoringProps, sweepPeriod: Duration): Alarm {
     const sweeper = props.functions.sweeper;
@@ -312,7 +315,7 @@ export class LetheMonitoring extends Construct {
     });
     return failing.createAlarm(this, 'SweeperAlarm', {
       alarmDescription:
-        'The sweeper failed, or did not run, three sweeps in a row: grace windows do not end, stalled deletions are not resumed, retention and offboardings stop. Read the sweeper logs; check its schedule is enabled.',
+        'The sweeper failed, or did not run, three sweeps in a row. A sweep fails when an item of it failed (SweepItemsFailed): the sweeper logs "sweep item failed" with its keys and the error; every other item was handled, that one waits (and a tenant whose offboarding failed has no deletion begun). A sweeper that fails whole or does not run ends no grace window, resumes no stalled deletion, and stops retention and offboardings. Read the sweeper logs; check its schedule is enabled.',
       threshold: 1,
       comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
       evaluationPeriods: 3,

@@ -53,6 +53,11 @@ export interface OffboardingLink {
    * the offboarding waits for it but does not own it, so cancelling the offboarding leaves it.
    */
   adopted?: true;
+  /**
+   * Counted (`countCompleted`): its deletion COMPLETED. The stream is done even once that
+   * deletion's receipt has expired.
+   */
+  completed?: true;
 }
 
 export interface OffboardingView {

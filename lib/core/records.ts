@@ -26,6 +26,8 @@ export interface StreamRecord {
   retentionRunOn?: string;
   /** The partition deletion under way, while one is: one at a time per stream. */
   partitionDeletionId?: string;
+  /** While DELETED: the deletion that completed it (an offboarding waiting on the stream asks). */
+  deletedBy?: string;
 }
 
 /** What names one deletion (and its round): the fence every work message carries. */
@@ -193,6 +195,11 @@ export interface ChainRecord extends DeletionRef {
   cutAt?: number;
   /** Epoch milliseconds when a paced chain's last admitted delete was sent. */
   sentAt?: number;
+  /**
+   * Stopped by a Stalled verdict (lib/pipeline/finalizer.ts): no page of it is listed, split off
+   * or taken by a worker any more; the verdict closes the pages it left open.
+   */
+  stopped?: boolean;
 }
 
 /**
@@ -239,7 +246,7 @@ export interface ListedObject {
   marker?: boolean;
   /** In a versioned bucket: this is the key's current version (absent otherwise). */
   latest?: true;
-  /** A delete marker's LastModified (epoch ms, to S3's second). */
+  /** Its LastModified (epoch ms, to S3's second), when S3 gave it. */
   modified?: number;
 }
 

@@ -48,6 +48,11 @@ export const METRICS = {
   plansResumed: { name: 'PlansResumed', unit: 'Count' },
   /** Plans a sweep ended FAILED (Stalled): no page counted after every attempt. */
   plansFailed: { name: 'PlansFailed', unit: 'Count' },
+  /**
+   * Items a sweep could not handle (an offboarding, a due or stale deletion, a retention
+   * stream, a plan, or a listing of them): each logged as `sweep item failed`; the sweep went on.
+   */
+  sweepItemsFailed: { name: 'SweepItemsFailed', unit: 'Count' },
 } as const satisfies Record<string, { name: string; unit: 'Count' | 'Bytes' | 'Seconds' }>;
 
 export type MetricKey = keyof typeof METRICS;

@@ -26,8 +26,10 @@ import type {
 } from './ports.ts';
 
 export interface FinalizerOptions {
-  readonly deletions: Deletions<'claimVerification' | 'complete' | 'fail' | 'nextRound'>;
-  readonly chains: Chains<'settle' | 'totals' | 'all' | 'completePage'>;
+  readonly deletions: Deletions<
+    'claimVerification' | 'complete' | 'fail' | 'nextRound' | 'heartbeat'
+  >;
+  readonly chains: Chains<'settle' | 'totals' | 'all' | 'completePage' | 'stop'>;
   readonly streams: Streams<'find'>;
   readonly uploads: Uploads<'record' | 'count'>;
   readonly s3: ObjectStore;
@@ -40,6 +42,8 @@ export interface FinalizerOptions {
   readonly ingestGraceSeconds: number;
   /** Rounds of listing a location afresh before giving up on it ever being empty. */
   readonly maxRounds?: number;
+  /** Seconds between marks of progress while it waits for an ingest (the fence's). @default 60 */
+  readonly heartbeatSeconds?: number;
   readonly clock: Clock;
 }
 
@@ -84,6 +88,7 @@ export class Finalizer {
   readonly #events: DeletionEvents;
   readonly #graceMs: number;
   readonly #maxRounds: number;
+  readonly #heartbeatMs: number;
   readonly #clock: Clock;
 
   constructor(options: FinalizerOptions) {
@@ -96,6 +101,7 @@ export class Finalizer {
     this.#events = options.events;
     this.#graceMs = options.ingestGraceSeconds * 1000;
     this.#maxRounds = options.maxRounds ?? 5;
+    this.#heartbeatMs = (options.heartbeatSeconds ?? 60) * 1000;
     this.#clock = options.clock;
   }
 
@@ -127,6 +133,10 @@ export class Finalizer {
     if (!isReadyToVerify(deletion)) return 'not-ready';
     const waitMs = await this.#ingestWait(deletion);
     if (waitMs > 0) {
+      // Waiting is progress: without a mark, a grace longer than the sweeper's stale threshold
+      // times its attempts would end the deletion Stalled. The wait is bounded by the grace.
+      const now = this.#clock.now().getTime();
+      await this.#deletions.heartbeat(deletion, new Date(now - this.#heartbeatMs));
       // Look again soon: the ingest usually lands long before the grace runs out.
       const delaySeconds = Math.min(waitMs / 1000, RECHECK_SECONDS);
       await this.#queue.send([finalizeMessage(deletion)], delaySeconds);
@@ -166,9 +176,25 @@ export class Finalizer {
    * totals so far. Its pages that were listed but never counted are closed first, each counting
    * what of it is gone: the attempt that died between a page's delete and its count deleted it,
    * and neither this receipt nor a retry's new round would count it otherwise.
+   *
+   * A straggler of the attempts given up (its fence learned "running" before) must not count
+   * after the receipt, nor delete a page after the listing that closes it: each chain of the
+   * round is stopped first (no worker takes or lists a page of it after), and one stopped with
+   * pages open has them closed by the next verdict, a stale interval on (`delayed`), when no
+   * worker that read it before its stop can still be deleting (the sweeper's own premise).
    */
   async fail(deletion: DeletionRecord, reason?: FailureReason): Promise<FinalizeOutcome> {
-    for (const chain of await this.#chains.all(deletion)) {
+    const chains: ChainRecord[] = [];
+    let stopping = false;
+    for (const read of await this.#chains.all(deletion)) {
+      const stop = read.round === deletion.round && !read.stopped;
+      const stopped = stop ? await this.#chains.stop(read) : undefined;
+      const chain = stopped?.status === 'ok' ? stopped.item : read;
+      if (stop && Object.keys(chain.open ?? {}).length > 0) stopping = true;
+      chains.push(chain);
+    }
+    if (stopping) return 'delayed';
+    for (const chain of chains) {
       for (const page of Object.values(chain.open ?? {})) await this.#close(chain, page);
     }
     return this.#fail(await this.#totals(deletion), reason);

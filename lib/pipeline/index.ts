@@ -4,6 +4,12 @@ export { KeyBudget, type KeyBudgetOptions } from './budget.ts';
 export { collect, Dispatcher, type DispatchOutcome } from './dispatcher.ts';
 export { DeletionFence } from './fence.ts';
 export { type FinalizeOutcome, Finalizer, isReadyToVerify } from './finalizer.ts';
+export {
+  eachInIsolation,
+  type SweepFailed,
+  type SweepFailure,
+  type SweepKeys,
+} from './isolation.ts';
 export { Offboarder, type OffboarderOptions } from './offboarder.ts';
 export { PageWorker, type WorkOutcome } from './page-worker.ts';
 export { PlanSweeper, type PlanSweeperOptions, type PlanSweepReport } from './plan-sweeper.ts';
@@ -20,5 +26,5 @@ export {
   StateChangePublisher,
 } from './publisher.ts';
 export { type RetentionReport, RetentionRunner } from './retention.ts';
-export { Sweeper, type SweepReport } from './sweeper.ts';
+export { Sweeper, type SweepOptions, type SweepReport } from './sweeper.ts';
 export { createPipeline, type Pipeline, type PipelineOptions } from './wiring.ts';

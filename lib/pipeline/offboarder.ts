@@ -17,6 +17,7 @@ import {
   type StreamStore,
   TakenInAlreadyError,
 } from '../store/index.ts';
+import { isDone, isUncounted, type Linked, totalsOf } from './offboarding-links.ts';
 
 export interface OffboarderOptions {
   readonly offboardings: Pick<
@@ -34,7 +35,7 @@ export interface OffboarderOptions {
     | 'countCompleted'
     | 'completedCount'
   >;
-  readonly streams: Pick<StreamStore, 'listAfter'>;
+  readonly streams: Pick<StreamStore, 'listAfter' | 'find'>;
   readonly deletions: Pick<DeletionStore, 'request' | 'getMany' | 'cancel'>;
   readonly clock?: Clock;
   /** Streams taken in per fan-out step. @default 100 */
@@ -56,11 +57,6 @@ const SETTLE_AFTER_MS = 120_000;
  * completes the offboarding at once; the sweeper completes one whose count fell short (a stream
  * record that failed for good), writes the end of its grace window, and finishes cancelling one.
  */
-interface Linked {
-  link: OffboardingLink;
-  deletion: DeletionRecord | undefined;
-}
-
 export class Offboarder {
   readonly #offboardings: OffboarderOptions['offboardings'];
   readonly #streams: OffboarderOptions['streams'];
@@ -175,20 +171,20 @@ export class Offboarder {
       await this.#offboardings.windowEnded(offboarding);
     }
     const linked = await this.#linked(offboarding);
-    const cancelled = linked.filter(({ deletion }) => deletion?.state === 'CANCELLED');
+    // A counted one is done: its stream was removed by another deletion (`#deletedBy`).
+    const cancelled = linked.filter(
+      ({ link, deletion }) => !link.completed && deletion?.state === 'CANCELLED',
+    );
     if (cancelled.length > 0) {
       await this.#retake(offboarding, cancelled);
-      return 'running';
+      return (await this.#completeIfCounted(offboarding)) === 'completed' ? 'completed' : 'running';
     }
-    const deletions = linked.map(({ deletion }) => deletion);
-    if (!deletions.every((deletion) => deletion?.state === 'COMPLETED')) return 'running';
-    const totals = deletions.reduce(
-      (sum, deletion) => ({
-        objectsDeleted: sum.objectsDeleted + (deletion?.objectsDeleted ?? 0),
-        bytesDeleted: sum.bytesDeleted + (deletion?.bytesDeleted ?? 0),
-      }),
-      { objectsDeleted: 0, bytesDeleted: 0 },
-    );
+    // Counted as the sweep sees it too: a stream stays done once its deletion's receipt expires.
+    for (const { link } of linked.filter(isUncounted)) {
+      await this.#offboardings.countCompleted(offboarding, link.stream, link.deletionId);
+    }
+    if (!linked.every(isDone)) return 'running';
+    const totals = totalsOf(linked);
     return (await this.#offboardings.complete(offboarding, totals)) ? 'completed' : 'running';
   }
 
@@ -229,6 +225,7 @@ export class Offboarder {
    * just before this one was requested cancels the scheduled deletions this one took in as they
    * were) get a deletion again, with this offboarding's window, and their links follow it: a
    * stream is never left undeleted, nor the offboarding waiting on a deletion that will not run.
+   * One another deletion removed meanwhile is counted (`#deletedBy`): it may have been the last.
    */
   async #retake(offboarding: OffboardingRecord, cancelled: Linked[]) {
     for (const { link } of cancelled) {
@@ -253,21 +250,30 @@ export class Offboarder {
         // Requested since by someone else: adopted. One naming it is its own (a repeat, or
         // relinked already with its request).
         const adopted = !created && deletion.offboardingId !== offboarding.offboardingId;
-        await this.#offboardings.relink(
-          offboarding,
-          link.stream,
-          link.deletionId,
-          deletion.deletionId,
-          adopted,
-        );
+        const to = deletion.deletionId;
+        await this.#offboardings.relink(offboarding, link.stream, link.deletionId, to, adopted);
       } catch (error) {
-        // Gone since (a later deletion completed it): nothing of it is left to delete. Or
-        // relinked by another sweep meanwhile. Or a partition deletion of it is under way: the
-        // next sweep takes it again.
-        if (error instanceof StreamNotFoundError || error instanceof TakenInAlreadyError) continue;
-        if (!(error instanceof PartitionDeletionInProgressError)) throw error;
+        // Gone since: another deletion completed it, and the link follows that one. Or relinked
+        // by another sweep meanwhile. Or a partition deletion of it is under way: the next sweep
+        // takes it again.
+        if (error instanceof StreamNotFoundError) await this.#deletedBy(offboarding, link);
+        else if (error instanceof TakenInAlreadyError) continue;
+        else if (!(error instanceof PartitionDeletionInProgressError)) throw error;
       }
     }
+  }
+
+  /**
+   * A stream whose cancelled deletion another (the tenant's, say) replaced and completed before
+   * a sweep took it in again: its data is gone, so its link follows that deletion, counted.
+   */
+  async #deletedBy(offboarding: OffboardingRecord, link: OffboardingLink) {
+    const stream = await this.#streams.find(offboarding.tenant, link.stream);
+    if (stream?.state !== 'DELETED') return;
+    // Freed before streams named the deletion that freed them: the cancelled one stands for it.
+    const by = stream.deletedBy ?? link.deletionId;
+    await this.#offboardings.relink(offboarding, link.stream, link.deletionId, by, true);
+    await this.#offboardings.countCompleted(offboarding, link.stream, by);
   }
 
   /** Seconds left of the offboarding's grace window, which its stream deletions share. */

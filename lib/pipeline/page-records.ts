@@ -46,9 +46,10 @@ export async function closeOpenPage(
   const listing = await listChainPage(client, chain, page.after, 1000);
   const left = await leftOfPage(client, chain, page, listing.objects);
   const remaining = left.remaining.filter((object) => !object.marker);
+  // More of the page left than it held cannot be: never less than nothing.
   await chains.completePage(chain, page, {
-    objects: left.page.count - remaining.length,
-    bytes: left.page.bytes - remaining.reduce((sum, object) => sum + object.size, 0),
+    objects: Math.max(0, left.page.count - remaining.length),
+    bytes: Math.max(0, left.page.bytes - remaining.reduce((sum, object) => sum + object.size, 0)),
     failed: 0,
   });
 }
@@ -129,9 +130,26 @@ export function assertInside(key: string, chain: Pick<ChainRecord, 'location' | 
 }
 
 /**
+ * S3's clock (LastModified, to its second) against the worker's that stamped `listedAt`: well
+ * past any skew, since a page's own entry taken for a late one would be counted twice.
+ */
+const LATE_CLOCK_MS = 5_000;
+
+/**
+ * An entry written into a page's range after the page was listed (an ingest admitted before the
+ * tombstone, or before a partition's midnight, still in flight then): never the page's, so
+ * neither deleted nor counted with it. The next round, which finds it, counts it.
+ */
+const isLate = (object: ListedObject, page: PageRecord) =>
+  object.modified !== undefined &&
+  page.listedAt !== undefined &&
+  object.modified > page.listedAt + LATE_CLOCK_MS;
+
+/**
  * What is left to delete of a page listed again (`listed`: from where the page starts), and the
  * page's record as this attempt counts it: less what an earlier attempt only hid behind delete
- * markers, when entries of a plain page are gone.
+ * markers, when entries of a plain page are gone. Entries written after the listing are not
+ * the page's.
  */
 export async function leftOfPage(
   client: S3Client,
@@ -139,7 +157,7 @@ export async function leftOfPage(
   page: PageRecord,
   listed: ListedObject[],
 ): Promise<{ page: PageRecord; remaining: ListedObject[] }> {
-  const remaining = listed.filter((object) => isInPage(object, page));
+  const remaining = listed.filter((object) => isInPage(object, page) && !isLate(object, page));
   if (chain.versioned || remaining.length >= page.count) return { page, remaining };
   const hidden = await hiddenByMarkers(client, chain, page);
   const counted = { count: page.count - hidden.objects, bytes: page.bytes - hidden.bytes };

@@ -102,10 +102,10 @@ export class PageWorker {
   }
 
   async #page(message: PageMessage): Promise<WorkOutcome> {
-    // The chain carries its deletion's fence: the page reads one item.
+    // The chain carries its fence, and a Stalled verdict's stop: the page reads one item.
     const chain = await this.#chains.get(message, message.chainId);
     if (!chain || chain.generation !== message.generation) return { outcome: 'stale' };
-    if (!(await this.#fence.isRunning(chain))) return { outcome: 'stale' };
+    if (chain.stopped || !(await this.#fence.isRunning(chain))) return { outcome: 'stale' };
     assertInside(chain.prefix, chain);
     if (chain.lastPage >= message.page) return this.#resume(chain, message);
     if (chain.lastPage !== message.page - 1 || chain.ended) return { outcome: 'stale' };

@@ -1,6 +1,7 @@
 import { type Clock, type PlanRecord, planPageMessage } from '../core/index.ts';
 import type { PlanStore } from '../store/index.ts';
 import { collect } from './dispatcher.ts';
+import { eachInIsolation, type SweepFailed } from './isolation.ts';
 import type { Planner, PlanSender } from './planner.ts';
 
 export interface PlanSweeperOptions {
@@ -19,6 +20,8 @@ export interface PlanSweepReport {
   looked: number;
   resumed: number;
   failed: number;
+  /** Looks (or the listing) that threw: each was reported, and the sweep went on. */
+  errors?: number;
 }
 
 /**
@@ -47,15 +50,25 @@ export class PlanSweeper {
     this.#clock = options.clock;
   }
 
-  async sweep(): Promise<PlanSweepReport> {
+  /** Each plan in isolation: one whose look throws is reported to `failed`, and the next looked at. */
+  async sweep({ failed }: { failed?: SweepFailed } = {}): Promise<PlanSweepReport> {
     const report: PlanSweepReport = { looked: 0, resumed: 0, failed: 0 };
     const now = this.#clock.now();
-    for await (const seen of this.#plans.open(new Date(now.getTime() - this.#staleAfterMs))) {
-      report.looked++;
-      const outcome = await this.#look(seen, now);
-      if (outcome !== 'moving') report[outcome]++;
-    }
-    return report;
+    const { failures } = await eachInIsolation(
+      () => this.#plans.open(new Date(now.getTime() - this.#staleAfterMs)),
+      {
+        list: 'list open plans',
+        item: 'look at plan',
+        keys: ({ tenant, stream, planId }) => ({ tenant, stream, planId }),
+      },
+      failed,
+      async (seen) => {
+        report.looked++;
+        const outcome = await this.#look(seen, now);
+        if (outcome !== 'moving') report[outcome]++;
+      },
+    );
+    return failures > 0 ? { ...report, errors: failures } : report;
   }
 
   async #look(seen: PlanRecord, now: Date): Promise<'moving' | 'resumed' | 'failed'> {

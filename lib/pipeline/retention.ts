@@ -8,6 +8,7 @@ import {
   StreamNotFoundError,
 } from '../core/index.ts';
 import { type DeletionStore, PolicyChangedError, type StreamStore } from '../store/index.ts';
+import { eachInIsolation, type SweepFailed } from './isolation.ts';
 
 export interface RetentionOptions {
   readonly streams: Pick<StreamStore, 'withRetention'>;
@@ -22,6 +23,8 @@ export interface RetentionReport {
   claimed: number;
   /** Partition deletions requested (a run may find one under way already). */
   requested: number;
+  /** Streams (or the listing) whose run threw: each was reported, and the next one run. */
+  errors?: number;
 }
 
 /**
@@ -30,7 +33,8 @@ export interface RetentionReport {
  * however many sweeps repeat or overlap: the day's run is claimed with a condition in the
  * request's own transaction, which also holds only while the policy is still N days. So a sweep
  * that dies, or a request refused for now (an older partition deletion under way), leaves the
- * day to the next sweep.
+ * day to the next sweep. Each stream in isolation: one whose request throws (a bug, a permission
+ * missing) is reported to `failed`, its day left to a later sweep, and the next stream run.
  */
 export class RetentionRunner {
   readonly #streams: RetentionOptions['streams'];
@@ -43,36 +47,45 @@ export class RetentionRunner {
     this.#clock = options.clock;
   }
 
-  async run(): Promise<RetentionReport> {
+  async run({ failed }: { failed?: SweepFailed } = {}): Promise<RetentionReport> {
     const report: RetentionReport = { policies: 0, claimed: 0, requested: 0 };
     const now = this.#clock.now();
     const today = dayOf(now);
-    for await (const stream of this.#streams.withRetention()) {
-      report.policies++;
-      const days = stream.retentionDays;
-      if (stream.state !== 'ACTIVE' || !days) continue;
-      if (stream.retentionRunOn !== undefined && stream.retentionRunOn >= today) continue;
-      try {
-        // The index lags and this page was read a while ago: the request (and its claim) holds
-        // only while the policy is still `days` and the day unclaimed, so a policy removed or
-        // changed since is not applied (a later sweep reads the new one).
-        const { created } = await this.#deletions.requestPartitions(
-          stream.tenant,
-          stream.stream,
-          daysBefore(now, days),
-          { days, today },
-        );
-        if (created) {
-          report.claimed++;
-          report.requested++;
+    const { failures } = await eachInIsolation(
+      () => this.#streams.withRetention(),
+      {
+        list: 'list retention policies',
+        item: 'run retention',
+        keys: ({ tenant, stream }) => ({ tenant, stream }),
+      },
+      failed,
+      async (stream) => {
+        report.policies++;
+        const days = stream.retentionDays;
+        if (stream.state !== 'ACTIVE' || !days) return;
+        if (stream.retentionRunOn !== undefined && stream.retentionRunOn >= today) return;
+        try {
+          // The index lags and this page was read a while ago: the request (and its claim)
+          // holds only while the policy is still `days` and the day unclaimed, so a policy
+          // removed or changed since is not applied (a later sweep reads the new one).
+          const { created } = await this.#deletions.requestPartitions(
+            stream.tenant,
+            stream.stream,
+            daysBefore(now, days),
+            { days, today },
+          );
+          if (created) {
+            report.claimed++;
+            report.requested++;
+          }
+        } catch (error) {
+          // Deleted or being deleted; the policy changed or the day claimed by another sweep;
+          // or an older partition deletion still under way (a later sweep asks again).
+          if (!isSkippable(error)) throw error;
         }
-      } catch (error) {
-        // Deleted or being deleted; the policy changed or the day claimed by another sweep; or
-        // an older partition deletion still under way (a later sweep asks again).
-        if (!isSkippable(error)) throw error;
-      }
-    }
-    return report;
+      },
+    );
+    return failures > 0 ? { ...report, errors: failures } : report;
   }
 }
 

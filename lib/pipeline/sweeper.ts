@@ -8,6 +8,7 @@ import {
 import { failpoint } from '../support/index.ts';
 import type { Dispatcher } from './dispatcher.ts';
 import { type Finalizer, isReadyToVerify } from './finalizer.ts';
+import { deletionKeys, eachInIsolation, type SweepFailed } from './isolation.ts';
 import type { Chains, DeletionEvents, Deletions, Index, WorkSender } from './ports.ts';
 
 export interface SweeperOptions {
@@ -33,6 +34,17 @@ export interface SweepReport {
   resumed: number;
   failed: number;
   messages: number;
+  /** Due deletions not begun because `holds` named them (a later sweep begins them). */
+  held?: number;
+  /** Items (or listings) that threw: each was reported to `failed`, and the sweep went on. */
+  errors?: number;
+}
+
+export interface SweepOptions {
+  /** Told of each deletion (or listing) that threw; the sweep goes on with the next. */
+  readonly failed?: SweepFailed;
+  /** A due deletion this answers true for is not begun by this sweep. */
+  readonly holds?: (due: DeletionRecord) => boolean;
 }
 
 /**
@@ -65,38 +77,59 @@ export class Sweeper {
     this.#clock = options.clock;
   }
 
-  async sweep(): Promise<SweepReport> {
+  async sweep({ failed, holds }: SweepOptions = {}): Promise<SweepReport> {
     const report: SweepReport = { due: 0, begun: 0, stale: 0, resumed: 0, failed: 0, messages: 0 };
     const now = this.#clock.now();
     // A due deletion begins with one conditional write (SCHEDULED -> PENDING); the table's
     // stream hands it to the dispatcher. A cancel racing it wins or loses by its condition.
-    for await (const due of this.#index.due(now)) {
-      report.due++;
-      if ((await this.#deletions.begin(due)).status !== 'ok') continue;
-      report.begun++;
-      failpoint('sweeper.after-begin');
-    }
+    // Each deletion is handled in isolation: one that throws is reported, and the next begun.
+    const begins = await eachInIsolation(
+      () => this.#index.due(now),
+      { list: 'list due deletions', item: 'begin deletion', keys: deletionKeys },
+      failed,
+      async (due) => {
+        report.due++;
+        if (holds?.(due)) {
+          report.held = (report.held ?? 0) + 1;
+          return;
+        }
+        if ((await this.#deletions.begin(due)).status !== 'ok') return;
+        report.begun++;
+        failpoint('sweeper.after-begin');
+      },
+    );
     const cutoff = new Date(now.getTime() - this.#staleAfterMs);
-    for await (const seen of this.#index.stale(cutoff)) {
-      report.stale++;
-      const claim = await this.#deletions.claimStale(seen);
-      if (claim.status !== 'ok') continue;
-      const claimed = claim.item;
-      failpoint('sweeper.after-claim');
-      // Stalled: as many resumes as attempts allowed, with no progress since the first.
-      if ((claimed.stalls ?? 0) >= this.#maxAttempts) {
-        const reason = {
-          code: 'Stalled',
-          message: `no progress after ${this.#maxAttempts} attempts; retry it once the cause is fixed`,
-        };
-        if ((await this.#finalizer.fail(claimed, reason)) === 'failed') report.failed++;
-        continue;
-      }
-      this.#events.resumed(claimed, seen.updatedAt);
-      report.messages += await this.#resume(claimed);
-      report.resumed++;
+    const takenOn = await eachInIsolation(
+      () => this.#index.stale(cutoff),
+      { list: 'list stale deletions', item: 'take on stale deletion', keys: deletionKeys },
+      failed,
+      (seen) => this.#takeOn(seen, report),
+    );
+    const errors = begins.failures + takenOn.failures;
+    return errors > 0 ? { ...report, errors } : report;
+  }
+
+  /** A stale deletion: claimed, then resumed, or FAILED (Stalled) once its attempts are spent. */
+  async #takeOn(seen: DeletionRecord, report: SweepReport): Promise<void> {
+    report.stale++;
+    // Stalled: as many resumes as attempts allowed, with no progress since the first. The
+    // claim that gives the verdict resumes nothing: it is no attempt.
+    const stalled = (seen.stalls ?? 0) + 1 >= this.#maxAttempts;
+    const claim = await this.#deletions.claimStale(seen, !stalled);
+    if (claim.status !== 'ok') return;
+    const claimed = claim.item;
+    failpoint('sweeper.after-claim');
+    if (stalled) {
+      const reason = {
+        code: 'Stalled',
+        message: `no progress after ${this.#maxAttempts} attempts; retry it once the cause is fixed`,
+      };
+      if ((await this.#finalizer.fail(claimed, reason)) === 'failed') report.failed++;
+      return;
     }
-    return report;
+    this.#events.resumed(claimed, seen.updatedAt);
+    report.messages += await this.#resume(claimed);
+    report.resumed++;
   }
 
   /** How many deletions wait out their grace window. */

@@ -65,6 +65,9 @@ export function createPipeline({
   const failures = new FailureStore({ table });
   const uploads = new UploadStore({ table });
   const queue = new WorkQueue({ client: clients.sqs, queueUrl: config.queueUrl });
+  // Well inside the sweeper's threshold, so a deletion that moves is never taken for stalled;
+  // a page the budget or its pace holds back comes back this often, and marks it alive.
+  const heartbeatSeconds = Math.max(1, Math.floor(config.staleAfterSeconds / 3));
   const finalizer = new Finalizer({
     deletions,
     chains,
@@ -75,11 +78,9 @@ export function createPipeline({
     events,
     ingestGraceSeconds: config.ingestGraceSeconds,
     maxRounds: config.maxRounds,
+    heartbeatSeconds,
     clock,
   });
-  // Well inside the sweeper's threshold, so a deletion that moves is never taken for stalled;
-  // a page the budget or its pace holds back comes back this often, and marks it alive.
-  const heartbeatSeconds = Math.max(1, Math.floor(config.staleAfterSeconds / 3));
   const worker = new PageWorker({
     chains,
     deletions,

@@ -60,6 +60,7 @@ export async function* paginatePages(
     const objects = (response.Contents ?? []).map((object) => ({
       key: decode(object.Key),
       size: object.Size ?? 0,
+      ...(object.LastModified ? { modified: object.LastModified.getTime() } : {}),
     }));
     const prefixes = (response.CommonPrefixes ?? []).map((entry) => decode(entry.Prefix));
     const lastKey = objects.at(-1)?.key ?? after;
@@ -102,6 +103,7 @@ export async function* paginateVersionPages(
         size: version.Size ?? 0,
         versionId: version.VersionId ?? 'null',
         ...(version.IsLatest ? { latest: true as const } : {}),
+        ...(version.LastModified ? { modified: version.LastModified.getTime() } : {}),
       })),
       ...(response.DeleteMarkers ?? []).map((deleteMarker) => ({
         key: decode(deleteMarker.Key),

@@ -30,6 +30,9 @@ export interface PaceStep {
   sentAt: number;
 }
 
+/** A chain no Stalled verdict has stopped: it may list, and split, further. */
+export const notStopped = 'attribute_not_exists(stopped)';
+
 /** A chain whose listing has reached its end and that has not settled yet. */
 export const chainHasEnded = { expression: 'ended = :true AND settled = :false' };
 
@@ -75,7 +78,7 @@ export const chainChanges = {
         ...(pageNumber === 0 ? { ':now': now } : {}),
       },
       condition: {
-        expression: 'lastPage = :previous AND ended = :false',
+        expression: `lastPage = :previous AND ended = :false AND ${notStopped}`,
         values: { ':previous': pageNumber - 1, ':false': false },
       },
     };
@@ -124,6 +127,13 @@ export const chainChanges = {
       },
     };
   },
+
+  /** Stopped for good by a Stalled verdict, with every page it opened before (as it now is). */
+  stop: {
+    update: 'SET stopped = :true',
+    values: { ':true': true },
+    condition: { expression: 'attribute_exists(pk)' },
+  } satisfies Change,
 
   /** A new pace, unless another refusal cut it since `seenCutAt`. */
   slowDown: (pacing: Pacing, seenCutAt: number | undefined): Change => {

@@ -24,6 +24,7 @@ import {
   chainHasEnded,
   closesChain,
   completed,
+  notStopped,
   type PaceStep,
   type Pacing,
   type PageCounts,
@@ -134,7 +135,7 @@ export class ChainStore {
           ...(range.below !== undefined ? { ':below': range.below } : {}),
         },
         condition: {
-          expression: `lastPage = :listed AND ended = :false AND ${
+          expression: `lastPage = :listed AND ended = :false AND ${notStopped} AND ${
             range.below === undefined
               ? 'attribute_not_exists(#range.below)'
               : '#range.below = :below'
@@ -146,6 +147,12 @@ export class ChainStore {
     ]);
     if (result.ok) return ok(added);
     return result.failed.includes(2) ? fenced() : duplicate();
+  }
+
+  /** Stops a chain for good (a Stalled verdict): the chain as it now is, `fenced` if absent. */
+  async stop(chain: ChainRecord): Promise<Outcome<ChainRecord>> {
+    const written = await this.#table.update<ChainRecord>(this.#key(chain), chainChanges.stop);
+    return written.ok ? ok(written.item) : fenced();
   }
 
   /** Marks that no child prefix lies in the rest of the chain's range: it is not split again. */

@@ -35,7 +35,7 @@ function transition(
   step: DeletionTransition,
   update: string,
   values: Record<string, unknown>,
-): Change {
+): Change & { condition: Condition } {
   return {
     update,
     names: { '#state': 'state' },
@@ -137,12 +137,18 @@ export const deletionChanges = {
     // A stream's FAILED deletion holds the stream DELETING until it is retried: its receipt,
     // the handle of that retry, does not expire. A partition deletion's leaves the stream be.
     const end = ending(deletion, now, deletion.before ? retentionDays : undefined);
-    return transition(
+    const change = transition(
       deletion,
       'fail',
       `${end.update}${reason ? ', reason = :reason' : ''} REMOVE sweepPk, sweepSk`,
       { ...end.values, ...(reason ? { ':reason': reason } : {}) },
     );
+    // Its totals are the chains' as read: none started (PENDING -> RUNNING) or added since.
+    const unchanged = {
+      expression: '#state = :seenState AND chainsTotal = :seenChains',
+      values: { ':seenState': deletion.state, ':seenChains': deletion.chainsTotal },
+    };
+    return { ...change, condition: all(change.condition, unchanged) };
   },
 
   /**
@@ -197,10 +203,12 @@ export const deletionChanges = {
     condition: all(deletionMay('verify'), atRound(deletion.round), roundIsUnverified),
   }),
 
-  /** One more attempt, won only if nothing moved since the sweeper read the deletion. */
-  claimStale: (seen: DeletionRecord, now: string): Change => ({
-    update:
-      'SET attempts = attempts + :one, stalls = if_not_exists(stalls, :zero) + :one, updatedAt = :now, sweepSk = :now',
+  /**
+   * One more stall (and, when it is resumed, attempt), won only if nothing moved since the
+   * sweeper read the deletion.
+   */
+  claimStale: (seen: DeletionRecord, now: string, attempt: boolean): Change => ({
+    update: `SET ${attempt ? 'attempts = attempts + :one, ' : ''}stalls = if_not_exists(stalls, :zero) + :one, updatedAt = :now, sweepSk = :now`,
     names: { '#state': 'state' },
     values: {
       ':one': 1,

@@ -249,11 +249,14 @@ export class DeletionStore {
     return written.ok ? ok(written.item) : duplicate(written.old);
   }
 
-  /** A stale deletion, claimed for one resume if nothing moved since the sweeper read it. */
-  async claimStale(seen: DeletionRecord): Promise<Outcome<DeletionRecord>> {
+  /**
+   * A stale deletion, claimed if nothing moved since the sweeper read it: for one more attempt,
+   * or (`attempt` false) for the Stalled verdict, which is none.
+   */
+  async claimStale(seen: DeletionRecord, attempt = true): Promise<Outcome<DeletionRecord>> {
     const written = await this.#table.update<DeletionRecord>(
       this.#key(seen),
-      changes.claimStale(seen, this.#now()),
+      changes.claimStale(seen, this.#now(), attempt),
     );
     return written.ok ? ok(written.item) : duplicate(written.old);
   }

@@ -195,8 +195,9 @@ export class StreamStore {
   }
 
   /**
-   * The stream's part of completing its deletion: DELETING by it -> DELETED, the name free. Its
-   * retention policy goes with it (and out of the sweep index), as a new incarnation has none.
+   * The stream's part of completing its deletion: DELETING by it -> DELETED, the name free, and
+   * which deletion freed it (`deletedBy`). Its retention policy goes with it (and out of the
+   * sweep index), as a new incarnation has none.
    */
   free(
     deletion: { tenant: string; stream: string; deletionId: string; generation: number },
@@ -204,7 +205,7 @@ export class StreamStore {
   ): TransactItem {
     return this.#table.updateItem(keys.stream(deletion.tenant, deletion.stream), {
       update:
-        'SET #state = :to, updatedAt = :now REMOVE deletionId, executeAfter, retentionDays, retentionRunOn, sweepPk, sweepSk',
+        'SET #state = :to, updatedAt = :now, deletedBy = :deletionId REMOVE deletionId, executeAfter, retentionDays, retentionRunOn, sweepPk, sweepSk',
       names: { '#state': 'state' },
       values: { ':to': STREAM_TRANSITIONS.free.to, ':now': now },
       condition: all(streamMay('free'), this.#deletingBy(deletion)),

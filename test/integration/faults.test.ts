@@ -133,6 +133,8 @@ describe('deleting under injected faults', () => {
     expect(stalled.state).toBe('FAILED');
     expect(stalled.objectsDeleted).toBeLessThan(cell.objects);
     expect(stalled.failures).toEqual([{ code: 'Stalled', message: expect.any(String) }]);
+    // The first run and one resume: the claim that gave the verdict was no attempt.
+    expect(stalled.attempts).toBe(2);
     expect(retry.status).toBe(202);
     await assertCellCompleted(api, target.s3, cell, completed);
   });
@@ -151,6 +153,7 @@ describe('deleting under injected faults', () => {
     const completed = await waitForEnd(api, cell.tenant, deletionId);
 
     expect(stalled.failures).toEqual([{ code: 'Stalled', message: expect.any(String) }]);
+    expect(stalled.attempts).toBe(2);
     // The FAILED receipt counts exactly what is gone; the retry counts the rest.
     expect(left.size).toBeLessThan(cell.objects);
     expect(stalled.objectsDeleted).toBe(cell.objects - left.size);

@@ -287,6 +287,46 @@ describe.skipIf(process.env.LETHE_TEST_API_URL)('tenant offboarding', () => {
     expect((await listAll(target.s3, where.bucket, where.prefix)).size).toBe(0);
   });
 
+  it('completes when the tenant cancelled its deletion of a stream, then deleted that stream itself before a sweep', async () => {
+    // Arrange: an offboarding in its window, both streams taken in; the tenant cancels the
+    // offboarding's deletion of logs, and deletes logs with a deletion of its own, at once
+    const name = tenant();
+    const { body } = await api.create(name, 'logs');
+    const where = parseLocation(String(body.location));
+    await seedObjects(target.s3, where.bucket, partitionedObjects(where.prefix, 6, 2));
+    await api.create(name, 'empty');
+    await api.call('DELETE', `/v1/tenants/${name}?graceSeconds=3600`);
+    const taken = await waitFor('both streams taken in', async () => {
+      const view = await offboarding(name);
+      return view.streams === 2 ? view : undefined;
+    });
+    const logs = String((await api.get(name, 'logs')).body.deletionId);
+    expect((await api.cancel(name, logs)).status).toBe(200);
+    const own = String((await api.delete(name, 'logs')).body.deletionId);
+    await waitFor('its own deletion to complete', async () =>
+      (await api.deletion(name, own)).body.state === 'COMPLETED' ? true : undefined,
+    );
+
+    // Act: a sweep, and the other stream's deletion expedited to its end
+    await target.local?.invoke('functions/sweeper.ts');
+    for (const id of taken.deletions.filter((id) => id !== logs)) await api.expedite(name, id);
+    const done = await waitFor(
+      'the offboarding to complete',
+      async () => {
+        const view = await offboarding(name);
+        return view.state === 'COMPLETED' ? view : undefined;
+      },
+      60_000,
+    );
+
+    // Assess: logs counts as done by the deletion that removed it (before: the offboarding
+    // waited on the cancelled one for ever, refusing the tenant's creates)
+    expect(done).toMatchObject({ streams: 2, objectsDeleted: 6, deletionStates: { COMPLETED: 2 } });
+    expect(done.deletions).toContain(own);
+    expect(done.deletions).not.toContain(logs);
+    expect((await api.create(name, 'logs')).status).toBe(201);
+  });
+
   it('answers 404 for a tenant without streams', async () => {
     const reply = await api.call('DELETE', `/v1/tenants/${tenant()}`);
     expect(reply).toMatchObject({ status: 404, body: { error: { code: 'TenantNotFound' } } });

@@ -108,6 +108,10 @@ describe('dashboard', () => {
     { widget: 'Failures', row: ['Lethe', 'KeysFailed', 'service', 'Lethe', 'Sum', 300] },
     {
       widget: 'Failures',
+      row: ['Lethe', 'SweepItemsFailed', 'service', 'Lethe', 'Sum', 300],
+    },
+    {
+      widget: 'Failures',
       row: ['AWS/ApiGateway', '5XXError', 'ApiName', 'Lethe', 'Sum', 300],
     },
     {
@@ -206,6 +210,13 @@ describe('alarms', () => {
       TreatMissingData: 'breaching',
     });
     expect(metrics.find((metric) => metric.Expression)?.Expression).toBe('IF(runs < 1, 1, errors)');
+    // A sweep with an item it could not handle fails its invocation: this alarm is the one.
+    expect(alarm?.Properties?.AlarmDescription).toEqual(
+      expect.stringContaining('A sweep fails when an item of it failed (SweepItemsFailed)'),
+    );
+    expect(alarm?.Properties?.AlarmDescription).toEqual(
+      expect.stringContaining('"sweep item failed"'),
+    );
     const sweeper = { Ref: logicalId(defaults.stack, defaults.stack.functions.sweeper.function) };
     for (const [id, name] of [
       ['runs', 'Invocations'],

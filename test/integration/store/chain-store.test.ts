@@ -393,6 +393,33 @@ describe.skipIf(process.env.LETHE_TEST_API_URL)('ChainStore over DynamoDB', () =
     expect(fenced.status).toBe('fenced');
   });
 
+  it('stops a chain for good (a Stalled verdict): nothing is listed in it or split off it after, and its open pages still close', async () => {
+    const chain = await aChain(1, {});
+    const first = await stores.chains.recordListing(chain, 0, aPage(), { key: 'k' });
+    if (first.status !== 'ok') throw new Error('not listed');
+
+    const stopped = await stores.chains.stop(chain);
+    const listed = await stores.chains.recordListing(first.item, 1, aPage({ page: 1 }), {
+      key: 'l',
+    });
+    const split = await stores.chains.split(first.item, 1, `${chain.location}dt=5/`);
+    const closed = await stores.chains.completePage(first.item, aPage(), counts(3));
+
+    // The stop answers the chain as it is, with the pages opened before it.
+    expect(stopped).toMatchObject({
+      status: 'ok',
+      item: { stopped: true, lastPage: 0, open: { '0': expect.any(Object) } },
+    });
+    expect(listed.status).toBe('duplicate');
+    expect(split.status).toBe('duplicate');
+    expect(closed.status).toBe('ok');
+    expect(await stores.chains.get(chain, chainId)).toMatchObject({
+      lastPage: 0,
+      objectsDeleted: 3,
+      open: {},
+    });
+  });
+
   it('marks a range chain indivisible', async () => {
     const chain = await aChain(1, {});
 

@@ -158,7 +158,11 @@ describe.skipIf(process.env.LETHE_TEST_API_URL)('DeletionStore over DynamoDB', (
       bytesDeleted: 70,
       completedAt: expect.any(String),
     });
-    expect(await stores.streams.find(deletion.tenant, 'logs')).toMatchObject({ state: 'DELETED' });
+    // Which deletion freed it: an offboarding that waited on the stream's cancelled one asks.
+    expect(await stores.streams.find(deletion.tenant, 'logs')).toMatchObject({
+      state: 'DELETED',
+      deletedBy: deletion.deletionId,
+    });
   });
 
   it('does not complete a deletion whose stream another deletion holds', async () => {
@@ -263,6 +267,36 @@ describe.skipIf(process.env.LETHE_TEST_API_URL)('DeletionStore over DynamoDB', (
     expect(stalled).toMatchObject({ stalls: 1, attempts: deletion.attempts + 3 });
     expect(retried.stalls).toBeUndefined();
     expect(retried.attempts).toBe(deletion.attempts + 4);
+  });
+
+  it('claims a deletion for the Stalled verdict as no attempt: it resumes nothing', async () => {
+    const deletion = await aDeletionIn('RUNNING', { attempts: 3, stalls: 2 });
+
+    const verdict = await stores.deletions.claimStale(deletion, false);
+
+    expect(verdict).toMatchObject({ status: 'ok', item: { attempts: 3, stalls: 3 } });
+  });
+
+  it('gives no Stalled verdict on a deletion whose round started, or gained a chain, since its claim', async () => {
+    const claim = async (seen: DeletionRecord) => {
+      const claimed = await stores.deletions.claimStale(seen, false);
+      if (claimed.status !== 'ok') throw new Error('not claimed');
+      return claimed.item;
+    };
+    const stalled = { code: 'Stalled', message: 'no progress after 3 attempts' };
+    // The claim's own stream record reaches the dispatcher, which starts a PENDING deletion.
+    const pending = await claim(await aDeletionIn('PENDING', { chainsTotal: 0, chainsSettled: 0 }));
+    await stores.deletions.start(pending, 2, false);
+    // A chain of a running one splits: its new chain was not there when the verdict read them.
+    const running = await claim(await aDeletionIn('RUNNING', { chainsSettled: 0 }));
+    await stores.table.transact([stores.deletions.roundChains(running, 'chainAdded')]);
+    const untouched = await claim(await aDeletionIn('RUNNING', { chainsSettled: 0 }));
+    // Its chain settles meanwhile (the verdict closed its last page): its totals still hold.
+    await stores.table.transact([stores.deletions.roundChains(untouched, 'settled')]);
+
+    expect((await stores.deletions.fail(pending, stalled)).status).toBe('fenced');
+    expect((await stores.deletions.fail(running, stalled)).status).toBe('fenced');
+    expect((await stores.deletions.fail(untouched, stalled)).status).toBe('ok');
   });
 
   it("keeps a FAILED stream deletion's receipt, the handle of its retry; other ended ones expire", async () => {

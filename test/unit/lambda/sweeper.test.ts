@@ -2,8 +2,12 @@ import { DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { OffboardingRecord } from '../../../lib/core/index.ts';
-import { createSweeperHandler, sweeperHandler } from '../../../lib/lambda/sweeper.ts';
-import type { Sweeper, SweepReport } from '../../../lib/pipeline/index.ts';
+import {
+  createSweeperHandler,
+  type SweeperParts,
+  sweeperHandler,
+} from '../../../lib/lambda/sweeper.ts';
+import type { Offboarder, Sweeper, SweepReport } from '../../../lib/pipeline/index.ts';
 import { createClients, ENV } from '../../../lib/support/index.ts';
 import { aDeletion, DELETION_ID, TABLE } from '../../helpers/records.ts';
 import { capturedOutput, capturedTelemetry } from '../../helpers/telemetry.ts';
@@ -77,9 +81,11 @@ describe('sweeperHandler', () => {
     // Act
     const swept = handler();
 
-    // Assess
+    // Assess: the rest of the sweep still ran, and the failure is counted
     await expect(swept).rejects.toThrow('unreachable');
-    expect(captured.metrics()).toEqual([{ OldestDeletionAge: 60 }]);
+    expect(captured.metrics()).toEqual([
+      { OldestDeletionAge: 60, ScheduledDeletions: 0, SweepItemsFailed: 1 },
+    ]);
   });
 
   it('reports how many deletions wait out their grace window', async () => {
@@ -181,6 +187,217 @@ describe('sweeperHandler', () => {
 
     // Assess
     expect(captured.logs()[0]).not.toHaveProperty('oldest');
+  });
+});
+
+describe('sweeperHandler, an item that throws', () => {
+  let captured: ReturnType<typeof capturedTelemetry>;
+  beforeEach(() => {
+    captured = capturedTelemetry();
+  });
+  afterEach(() => captured.restore());
+
+  const anOffboarding = (tenant: string, state: OffboardingRecord['state'] = 'RUNNING') =>
+    ({ tenant, offboardingId: `${tenant}-offboarding`, state }) as OffboardingRecord;
+
+  /** The sweeper's other parts, each recording that it ran. */
+  function parts(records: OffboardingRecord[], refresh: Offboarder['refresh']) {
+    const ran: string[] = [];
+    const offboarder = { refresh: vi.fn(refresh) };
+    return {
+      ran,
+      offboarder,
+      parts: {
+        offboarding: {
+          offboardings: {
+            underWay: async function* () {
+              yield* records;
+            },
+          },
+          offboarder,
+        },
+        retention: {
+          run: vi.fn(async () => {
+            ran.push('retention');
+            return { policies: 1, claimed: 1, requested: 1 };
+          }),
+        },
+        plans: {
+          sweep: vi.fn(async () => {
+            ran.push('plans');
+            return { looked: 1, resumed: 1, failed: 0 };
+          }),
+        },
+      } satisfies SweeperParts,
+    };
+  }
+
+  it('refreshes the other offboardings and sweeps everything else, then fails the invocation', async () => {
+    // Prepare: b's offboarding throws on every refresh (a poison record)
+    const records = [anOffboarding('a'), anOffboarding('b'), anOffboarding('c')];
+    const sweeper = sweeping();
+    const {
+      parts: sweeperParts,
+      offboarder,
+      ran,
+    } = parts(records, async (record) => {
+      if (record.tenant === 'b') throw new Error('poison offboarding');
+      return 'running';
+    });
+    const handler = sweeperHandler(sweeper, captured.telemetry, sweeperParts);
+
+    // Act
+    const swept = handler();
+
+    // Assess: every other part ran, and the invocation still fails for the alarm
+    await expect(swept).rejects.toThrow('the sweep could not handle 1 item');
+    expect(offboarder.refresh).toHaveBeenCalledTimes(3);
+    expect(sweeper.sweep).toHaveBeenCalledOnce();
+    expect(ran).toEqual(['retention', 'plans']);
+    expect(captured.metrics()).toEqual([
+      expect.objectContaining({ SweepItemsFailed: 1, OpenOffboardings: 3 }),
+    ]);
+    expect(captured.logs()).toEqual([
+      expect.objectContaining({
+        level: 'ERROR',
+        message: 'sweep item failed',
+        step: 'refresh offboarding',
+        tenant: 'b',
+        offboardingId: 'b-offboarding',
+        error: expect.objectContaining({ message: 'poison offboarding' }),
+      }),
+      expect.objectContaining({
+        message: 'swept',
+        offboardings: { running: 2, failed: 1 },
+        itemsFailed: 1,
+      }),
+    ]);
+  });
+
+  it('holds the due deletions of a tenant whose offboarding could not be refreshed (it may be cancelled), and only those', async () => {
+    // Prepare
+    const records = [anOffboarding('a', 'CANCELLED'), anOffboarding('b')];
+    const sweeper = sweeping();
+    const { parts: sweeperParts } = parts(records, async (record) => {
+      if (record.tenant === 'a') throw new Error('BatchGetItem throttled');
+      return 'running';
+    });
+    const handler = sweeperHandler(sweeper, captured.telemetry, sweeperParts);
+
+    // Act
+    await handler().catch(() => undefined);
+
+    // Assess
+    const holds = sweeper.sweep.mock.calls[0]?.[0]?.holds;
+    expect(holds?.(aDeletion({ tenant: 'a', state: 'SCHEDULED' }))).toBe(true);
+    expect(holds?.(aDeletion({ tenant: 'b', state: 'SCHEDULED' }))).toBe(false);
+    expect(holds?.(aDeletion({ tenant: 'acme', state: 'SCHEDULED' }))).toBe(false);
+  });
+
+  it('holds every due deletion when the offboardings under way cannot be read, and sweeps the rest', async () => {
+    // Prepare
+    const sweeper = sweeping();
+    const { parts: sweeperParts, ran } = parts([], async () => 'running');
+    const handler = sweeperHandler(sweeper, captured.telemetry, {
+      ...sweeperParts,
+      offboarding: {
+        ...sweeperParts.offboarding,
+        offboardings: {
+          // biome-ignore lint/correctness/useYield: a listing that fails before its first item
+          underWay: async function* () {
+            throw new Error('DynamoDB is unreachable');
+          },
+        },
+      },
+    });
+
+    // Act
+    const swept = handler();
+
+    // Assess
+    await expect(swept).rejects.toThrow('unreachable');
+    const holds = sweeper.sweep.mock.calls[0]?.[0]?.holds;
+    expect(holds?.(aDeletion({ state: 'SCHEDULED' }))).toBe(true);
+    expect(ran).toEqual(['retention', 'plans']);
+    // Not known: not reported as none.
+    expect(captured.metrics()[0]).not.toHaveProperty('OpenOffboardings');
+    expect(captured.logs()[0]).toMatchObject({
+      message: 'sweep item failed',
+      step: 'list offboardings',
+    });
+  });
+
+  it('logs and counts each item the parts could not handle, and fails once all ran', async () => {
+    // Prepare: a due deletion whose begin throws, and a stream whose retention run throws
+    const sweeper = sweeping();
+    sweeper.sweep.mockImplementation(async (options) => {
+      options?.failed?.({
+        step: 'begin deletion',
+        keys: { tenant: 'acme', stream: 'logs', deletionId: DELETION_ID },
+        error: new Error('AccessDenied'),
+      });
+      return { ...report, errors: 1 };
+    });
+    const { parts: sweeperParts, ran } = parts([], async () => 'running');
+    const handler = sweeperHandler(sweeper, captured.telemetry, {
+      ...sweeperParts,
+      retention: {
+        run: async (options) => {
+          options?.failed?.({
+            step: 'run retention',
+            keys: { tenant: 'other', stream: 'clicks' },
+            error: new Error('a bug'),
+          });
+          return { policies: 2, claimed: 1, requested: 1, errors: 1 };
+        },
+      },
+    });
+
+    // Act
+    const swept = handler();
+
+    // Assess
+    await expect(swept).rejects.toThrow(
+      'the sweep could not handle 2 items (logged as "sweep item failed"); the first: begin deletion acme/logs/3f1c2a4e-8b7d-4c6e-9a1b-2d3e4f5a6b7c: AccessDenied',
+    );
+    expect(ran).toEqual(['plans']);
+    expect(captured.metrics()).toEqual([expect.objectContaining({ SweepItemsFailed: 2 })]);
+    const failures = captured.logs().filter((line) => line.message === 'sweep item failed');
+    expect(failures).toEqual([
+      expect.objectContaining({ step: 'begin deletion', deletionId: DELETION_ID, tenant: 'acme' }),
+      expect.objectContaining({ step: 'run retention', tenant: 'other', stream: 'clicks' }),
+    ]);
+  });
+
+  it('runs retention and plans when counting the scheduled deletions throws', async () => {
+    // Prepare
+    const sweeper = sweeping();
+    sweeper.scheduled.mockRejectedValue(new Error('throttled'));
+    const { parts: sweeperParts, ran } = parts([], async () => 'running');
+    const handler = sweeperHandler(sweeper, captured.telemetry, sweeperParts);
+
+    // Act
+    const swept = handler();
+
+    // Assess
+    await expect(swept).rejects.toThrow('throttled');
+    expect(ran).toEqual(['retention', 'plans']);
+    expect(captured.metrics()[0]).not.toHaveProperty('ScheduledDeletions');
+  });
+
+  it('emits no SweepItemsFailed, and succeeds, when every item was handled', async () => {
+    // Prepare
+    const { parts: sweeperParts } = parts([anOffboarding('a')], async () => 'running');
+    const handler = sweeperHandler(sweeping(), captured.telemetry, sweeperParts);
+
+    // Act
+    const result = await handler();
+
+    // Assess
+    expect(result).toEqual(report);
+    expect(captured.metrics()[0]).not.toHaveProperty('SweepItemsFailed');
+    expect(captured.logs()).toEqual([expect.objectContaining({ message: 'swept' })]);
+    expect(captured.logs()[0]).not.toHaveProperty('itemsFailed');
   });
 });
 

@@ -411,6 +411,7 @@ describe('deletion outcomes, counted once in the invocation that made them', () 
         complete: async () => complete,
         fail: async () => done,
         nextRound: async () => done,
+        heartbeat: async () => duplicate(),
       },
       uploads: { record: async () => {}, count: async () => 0 },
       chains: {
@@ -418,6 +419,7 @@ describe('deletion outcomes, counted once in the invocation that made them', () 
         totals: async () => ({ objectsDeleted: 10, bytesDeleted: 100, failedObjects: 0 }),
         all: async () => [],
         completePage: async () => duplicate(),
+        stop: async (chain) => ok(chain),
       },
       streams: { find: async () => aStream({ state: 'DELETING', deletionId: DELETION_ID }) },
       s3: emptyLocation(),

@@ -6,7 +6,14 @@ import {
 } from '@aws-sdk/client-s3';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
-import { type ChainRecord, clockOf, done, duplicate } from '../../../lib/core/index.ts';
+import {
+  type ChainRecord,
+  clockOf,
+  done,
+  duplicate,
+  ok,
+  type PageRecord,
+} from '../../../lib/core/index.ts';
 import type { FinalizerOptions } from '../../../lib/pipeline/finalizer.ts';
 import { type DeletionEvents, Finalizer } from '../../../lib/pipeline/index.ts';
 import type { ChainStore, DeletionStore, UploadStore } from '../../../lib/store/index.ts';
@@ -20,16 +27,21 @@ const location = 'streams/acme/logs/1/';
 const s3Error = (name: string, fault: 'client' | 'server') =>
   new S3ServiceException({ name, $fault: fault, $metadata: {}, message: `${name} (test)` });
 
-/** Two chains of a stalled deletion, each with a page listed and never counted. */
+/**
+ * Two chains of a stalled deletion, each with a page listed and never counted, as an earlier
+ * verdict stopped them (a stale interval ago).
+ */
 const chainA = aChain({
   chainId: 'a'.repeat(20),
   prefix: `${location}dt=2026-01-01/`,
+  stopped: true,
   lastPage: 0,
   open: { '0': aPage({ page: 0, lastKey: `${location}dt=2026-01-01/z`, count: 3, bytes: 30 }) },
 });
 const chainB = aChain({
   chainId: 'b'.repeat(20),
   prefix: `${location}dt=2026-01-02/`,
+  stopped: true,
   lastPage: 0,
   open: { '0': aPage({ page: 0, lastKey: `${location}dt=2026-01-02/z`, count: 2, bytes: 20 }) },
 });
@@ -40,6 +52,7 @@ function finalizer(chainsOfDeletion: ChainRecord[]) {
     complete: vi.fn<DeletionStore['complete']>(async () => done),
     fail: vi.fn<DeletionStore['fail']>(async () => done),
     nextRound: vi.fn<DeletionStore['nextRound']>(async () => done),
+    heartbeat: vi.fn<DeletionStore['heartbeat']>(async () => duplicate()),
   } satisfies FinalizerOptions['deletions'];
   const chains = {
     settle: vi.fn<ChainStore['settle']>(async () => done),
@@ -50,6 +63,7 @@ function finalizer(chainsOfDeletion: ChainRecord[]) {
     })),
     all: vi.fn<ChainStore['all']>(async () => chainsOfDeletion),
     completePage: vi.fn<ChainStore['completePage']>(async () => duplicate()),
+    stop: vi.fn<ChainStore['stop']>(async (chain) => ok(chain)),
   } satisfies FinalizerOptions['chains'];
   const uploads = {
     record: vi.fn<UploadStore['record']>(async () => {}),
@@ -129,5 +143,111 @@ describe('Finalizer.fail, when S3 refuses to list what a stalled deletion left o
     // Assess
     await expect(failing).rejects.toThrow(/InternalError/);
     expect(deletions.fail).not.toHaveBeenCalled();
+  });
+});
+
+describe('Finalizer.fail, closing a page whose range holds a key written after its listing', () => {
+  it('counts only what is gone of the page: never less than nothing', async () => {
+    // Prepare: none of the page's three keys was deleted; a fourth landed in its range after
+    // it was listed (an ingest admitted before the tombstone, still in flight then).
+    const listedAt = Date.parse('2026-03-01T12:00:00.000Z');
+    const page = { ...chainA.open['0'], listedAt } as PageRecord;
+    const chain = { ...chainA, open: { '0': page } };
+    const key = (name: string) => `${chain.prefix}${name}`;
+    const before = new Date(listedAt - 60_000);
+    s3.on(ListObjectsV2Command).resolves({
+      Contents: [
+        { Key: key('a'), Size: 10, LastModified: before },
+        { Key: key('b'), Size: 10, LastModified: before },
+        { Key: key('late'), Size: 99, LastModified: new Date(listedAt + 60_000) },
+        { Key: key('x'), Size: 10, LastModified: before },
+      ],
+      IsTruncated: false,
+    });
+    const { subject, chains } = finalizer([chain]);
+
+    // Act
+    await subject.fail(aDeletion({ stalls: 5 }), stalled);
+
+    // Assess
+    expect(chains.completePage).toHaveBeenCalledExactlyOnceWith(chain, page, {
+      objects: 0,
+      bytes: 0,
+      failed: 0,
+    });
+  });
+});
+
+describe('Finalizer.fail, against stragglers of the attempts it gives up', () => {
+  it('stops each chain of its round, and with pages open gives its verdict at the next sweep', async () => {
+    // Prepare: a worker that read the chain before its stop may still be deleting its page.
+    const running = { ...chainA, stopped: false };
+    const { subject, chains, deletions } = finalizer([running, { ...chainB, stopped: false }]);
+
+    // Act
+    const outcome = await subject.fail(aDeletion({ stalls: 5 }), stalled);
+
+    // Assess: nothing is listed, counted or written FAILED before that worker is done.
+    expect(outcome).toBe('delayed');
+    expect(chains.stop.mock.calls.map(([chain]) => chain.chainId)).toEqual([
+      chainA.chainId,
+      chainB.chainId,
+    ]);
+    expect(s3.calls()).toHaveLength(0);
+    expect(chains.completePage).not.toHaveBeenCalled();
+    expect(deletions.fail).not.toHaveBeenCalled();
+  });
+
+  it('ends at once a round whose chains it stops with no page open', async () => {
+    // Prepare
+    const quiet = aChain({ chainId: 'q'.repeat(20), lastPage: 3 });
+    const { subject, chains, deletions } = finalizer([quiet]);
+
+    // Act
+    const outcome = await subject.fail(aDeletion({ stalls: 5 }), stalled);
+
+    // Assess
+    expect(outcome).toBe('failed');
+    expect(chains.stop).toHaveBeenCalledExactlyOnceWith(quiet);
+    expect(deletions.fail).toHaveBeenCalledOnce();
+  });
+
+  it('closes every page of a chain an earlier verdict stopped, a page opened before the stop included', async () => {
+    // Prepare: a straggler listed page 1 of the chain just before it was stopped.
+    const page1 = aPage({
+      page: 1,
+      after: { key: `${location}dt=2026-01-01/z` },
+      lastKey: `${location}dt=2026-01-01/zz`,
+      count: 4,
+    });
+    const stopped = { ...chainA, lastPage: 1, open: { ...chainA.open, '1': page1 } };
+    s3.on(ListObjectsV2Command).resolves({ IsTruncated: false });
+    s3.on(ListObjectVersionsCommand).resolves({ IsTruncated: false });
+    const { subject, chains } = finalizer([stopped]);
+
+    // Act
+    const outcome = await subject.fail(aDeletion({ stalls: 6 }), stalled);
+
+    // Assess
+    expect(outcome).toBe('failed');
+    expect(chains.stop).not.toHaveBeenCalled();
+    expect(chains.completePage.mock.calls.map(([, page]) => page.page)).toEqual([0, 1]);
+    expect(chains.completePage).toHaveBeenCalledWith(stopped, page1, {
+      objects: 4,
+      bytes: page1.bytes,
+      failed: 0,
+    });
+  });
+
+  it('does not stop the chains of an earlier round, which ended before this one began', async () => {
+    // Prepare
+    const earlier = aChain({ chainId: 'e'.repeat(20), round: 1, ended: true, settled: true });
+    const { subject, chains } = finalizer([earlier]);
+
+    // Act
+    await subject.fail(aDeletion({ round: 2, stalls: 5 }), stalled);
+
+    // Assess
+    expect(chains.stop).not.toHaveBeenCalled();
   });
 });

@@ -25,6 +25,7 @@ function finalizer() {
     complete: vi.fn<DeletionStore['complete']>(async () => done),
     fail: vi.fn<DeletionStore['fail']>(async () => done),
     nextRound: vi.fn<DeletionStore['nextRound']>(async () => done),
+    heartbeat: vi.fn<DeletionStore['heartbeat']>(async () => duplicate()),
   } satisfies FinalizerOptions['deletions'];
   const chains = {
     settle: vi.fn<ChainStore['settle']>(async () => done),
@@ -35,6 +36,7 @@ function finalizer() {
     })),
     all: vi.fn<ChainStore['all']>(async () => []),
     completePage: vi.fn<ChainStore['completePage']>(async () => ok(undefined as never)),
+    stop: vi.fn<ChainStore['stop']>(async (chain) => ok(chain)),
   } satisfies FinalizerOptions['chains'];
   const uploads = {
     record: vi.fn<UploadStore['record']>(async () => {}),

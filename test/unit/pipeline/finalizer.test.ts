@@ -50,12 +50,14 @@ function finalizer(
     complete: vi.fn<DeletionStore['complete']>(async () => done),
     fail: vi.fn<DeletionStore['fail']>(async () => done),
     nextRound: vi.fn<DeletionStore['nextRound']>(async () => done),
+    heartbeat: vi.fn<DeletionStore['heartbeat']>(async () => duplicate()),
   } satisfies FinalizerOptions['deletions'];
   const chains = {
     settle: vi.fn<ChainStore['settle']>(async () => done),
     totals: vi.fn<ChainStore['totals']>(async () => totals),
     all: vi.fn<ChainStore['all']>(async () => []),
     completePage: vi.fn<ChainStore['completePage']>(async () => duplicate()),
+    stop: vi.fn<ChainStore['stop']>(async (chain) => ok(chain)),
   } satisfies FinalizerOptions['chains'];
   const streams = {
     find: vi.fn<StreamStore['find']>(async () => stream),
@@ -265,6 +267,32 @@ describe('Finalizer.finalize', () => {
     expect(queue.send).toHaveBeenCalledExactlyOnceWith([finalizeMessage(ready())], 2);
     expect(s3.calls()).toHaveLength(0);
     expect(deletions.complete).not.toHaveBeenCalled();
+  });
+
+  it('marks progress while it waits for an ingest, so the sweeper never takes the wait for a stall', async () => {
+    // Prepare: a grace longer than the sweeper's stale threshold times its attempts.
+    const { subject, deletions } = finalizer(ingesting(10));
+
+    // Act
+    await subject.finalize(ready());
+
+    // Assess: a mark at most once a heartbeat interval, as the fence's.
+    expect(deletions.heartbeat).toHaveBeenCalledExactlyOnceWith(
+      ready(),
+      new Date(NOW.getTime() - 60_000),
+    );
+  });
+
+  it('marks no progress when nothing is in flight', async () => {
+    // Prepare
+    const { subject, deletions } = finalizer();
+    leftover([]);
+
+    // Act
+    await subject.finalize(ready());
+
+    // Assess
+    expect(deletions.heartbeat).not.toHaveBeenCalled();
   });
 
   it('looks again no later than the grace allows the ingest', async () => {

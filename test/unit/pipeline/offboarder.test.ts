@@ -102,6 +102,7 @@ function world(names: string[], overrides: Partial<OffboardingRecord> = {}) {
         if (seen.offboardingId !== record.offboardingId || link?.deletionId !== id) return false;
         if (counted.has(stream)) return false;
         counted.add(stream);
+        Object.assign(link, { completed: true });
         return true;
       },
     ),
@@ -110,6 +111,7 @@ function world(names: string[], overrides: Partial<OffboardingRecord> = {}) {
   const options: OffboarderOptions = {
     offboardings,
     streams: {
+      find: async (_tenant, name) => streams.find((stream) => stream.stream === name),
       listAfter: async (_tenant, after, limit) => {
         const rest = streams.filter((stream) => !after || stream.stream > after);
         const page = rest.slice(0, limit);
@@ -155,6 +157,7 @@ function world(names: string[], overrides: Partial<OffboardingRecord> = {}) {
     options,
     links,
     counted,
+    streams,
   };
 }
 
@@ -521,5 +524,114 @@ describe('Offboarder', () => {
       ['b', 'b-deletion'],
       ['c', 'c-deletion'],
     ]);
+  });
+
+  it("completes when another deletion removed a stream after the offboarding's own deletion of it was cancelled", async () => {
+    // Arrange: fanned out; the tenant cancels b's deletion, then requests and completes its own
+    // deletion of b before any sweep, so b is DELETED, freed by that deletion
+    const { offboarder, record, deletions, options, links, streams } = world(['a', 'b']);
+    const ref = { tenant: 'acme', offboardingId: OFFBOARDING_ID };
+    await offboarder.fanOut(ref);
+    await offboarder.fanOut(ref);
+    await options.deletions.cancel('acme', 'b-deletion');
+    deletions.set(
+      'b-own',
+      aDeletion({ stream: 'b', deletionId: 'b-own', state: 'COMPLETED', objectsDeleted: 5 }),
+    );
+    const b = streams.findIndex((stream) => stream.stream === 'b');
+    streams[b] = { ...(streams[b] as StreamRecord), state: 'DELETED', deletedBy: 'b-own' };
+    vi.mocked(options.deletions.request).mockRejectedValue(new StreamNotFoundError('acme', 'b'));
+    deletions.set(
+      'a-deletion',
+      aDeletion({ deletionId: 'a-deletion', state: 'COMPLETED', objectsDeleted: 2 }),
+    );
+    await offboarder.deletionCompleted({ ...ref, stream: 'a', deletionId: 'a-deletion' });
+
+    // Act: the sweep looks (before: the link named the cancelled deletion for ever)
+    const outcome = await offboarder.refresh(record());
+
+    // Assess: b's link follows the deletion that removed b, counted; the offboarding completed
+    expect(links.find((link) => link.stream === 'b')).toMatchObject({
+      deletionId: 'b-own',
+      adopted: true,
+    });
+    expect(outcome).toBe('completed');
+    expect(record()).toMatchObject({ state: 'COMPLETED', objectsDeleted: 7 });
+  });
+
+  it('completes when a stream freed before streams named what freed them was removed after its cancel', async () => {
+    // Arrange: as above, but b's item, DELETED, does not say which deletion freed it
+    const { offboarder, record, deletions, options, streams } = world(['a', 'b']);
+    const ref = { tenant: 'acme', offboardingId: OFFBOARDING_ID };
+    await offboarder.fanOut(ref);
+    await offboarder.fanOut(ref);
+    await options.deletions.cancel('acme', 'b-deletion');
+    const b = streams.findIndex((stream) => stream.stream === 'b');
+    streams[b] = { ...(streams[b] as StreamRecord), state: 'DELETED' };
+    vi.mocked(options.deletions.request).mockRejectedValue(new StreamNotFoundError('acme', 'b'));
+    deletions.set('a-deletion', aDeletion({ deletionId: 'a-deletion', state: 'COMPLETED' }));
+    await offboarder.deletionCompleted({ ...ref, stream: 'a', deletionId: 'a-deletion' });
+
+    // Act: two sweeps
+    const outcomes = [await offboarder.refresh(record()), await offboarder.refresh(record())];
+
+    // Assess: b's stream is gone, so the stream counts as done; the offboarding completed
+    expect(outcomes).toEqual(['completed', 'running']);
+    expect(record()).toMatchObject({ state: 'COMPLETED' });
+  });
+
+  it('counts at a sweep a completed deletion whose record never reached the dispatcher, before its receipt expires', async () => {
+    // Arrange: fanned out; a's deletion completed, its stream record failed for good; b's runs
+    const { offboarder, record, deletions, counted } = world(['a', 'b']);
+    const ref = { tenant: 'acme', offboardingId: OFFBOARDING_ID };
+    await offboarder.fanOut(ref);
+    await offboarder.fanOut(ref);
+    deletions.set('a-deletion', aDeletion({ deletionId: 'a-deletion', state: 'COMPLETED' }));
+
+    // Act: a sweep; a's receipt expires; b completes, its record counted
+    const swept = await offboarder.refresh(record());
+    deletions.delete('a-deletion');
+    deletions.set(
+      'b-deletion',
+      aDeletion({ deletionId: 'b-deletion', state: 'COMPLETED', objectsDeleted: 4 }),
+    );
+    const outcome = await offboarder.deletionCompleted({
+      ...ref,
+      stream: 'b',
+      deletionId: 'b-deletion',
+    });
+
+    // Assess (before: a's link, never counted, read no deletion: RUNNING for ever)
+    expect(swept).toBe('running');
+    expect(counted).toEqual(new Set(['a', 'b']));
+    expect(outcome).toBe('completed');
+    expect(record()).toMatchObject({ state: 'COMPLETED', objectsDeleted: 4 });
+  });
+
+  it("completes when a counted deletion's receipt has expired by the time the last one completes", async () => {
+    // Arrange: fanned out; a's deletion completed and was counted, and its receipt expired
+    // (receiptRetentionDays) while b's was FAILED and waited for its retry
+    const { offboarder, record, deletions } = world(['a', 'b']);
+    const ref = { tenant: 'acme', offboardingId: OFFBOARDING_ID };
+    await offboarder.fanOut(ref);
+    await offboarder.fanOut(ref);
+    deletions.set('a-deletion', aDeletion({ deletionId: 'a-deletion', state: 'COMPLETED' }));
+    await offboarder.deletionCompleted({ ...ref, stream: 'a', deletionId: 'a-deletion' });
+    deletions.delete('a-deletion');
+
+    // Act: b's retried deletion completes
+    deletions.set(
+      'b-deletion',
+      aDeletion({ deletionId: 'b-deletion', state: 'COMPLETED', objectsDeleted: 4 }),
+    );
+    const outcome = await offboarder.deletionCompleted({
+      ...ref,
+      stream: 'b',
+      deletionId: 'b-deletion',
+    });
+
+    // Assess (before: every sweep answered running, the tenant refusing creates for good)
+    expect(outcome).toBe('completed');
+    expect(record()).toMatchObject({ state: 'COMPLETED', objectsDeleted: 4 });
   });
 });

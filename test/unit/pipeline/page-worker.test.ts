@@ -46,7 +46,11 @@ const finalize: FinalizeMessage = finalizeMessage(aDeletion());
 /** S3 answers every plain listing of the chain with these objects. */
 const listing = (objects: ListedObject[], truncated: boolean) =>
   s3.on(ListObjectsV2Command).resolves({
-    Contents: objects.map((listed) => ({ Key: listed.key, Size: listed.size })),
+    Contents: objects.map((listed) => ({
+      Key: listed.key,
+      Size: listed.size,
+      ...(listed.modified !== undefined ? { LastModified: new Date(listed.modified) } : {}),
+    })),
     IsTruncated: truncated,
   });
 
@@ -206,6 +210,16 @@ describe.each<[string, () => ReturnType<typeof worker>]>([
       setup.fence.isRunning.mockResolvedValue(false);
       return setup;
     },
+  ],
+  // A straggler of an attempt given up as Stalled: its fence may still say running (learned
+  // before the verdict, or while it was being given), but the verdict stopped its chain.
+  [
+    'a chain stopped by a Stalled verdict, its fence still saying running',
+    () => worker(aChain({ stopped: true })),
+  ],
+  [
+    'a chain stopped by a Stalled verdict, with the page open',
+    () => worker(aChain({ stopped: true, lastPage: 0, open: { '0': aPage({ lastKey: c.key }) } })),
   ],
 ])('a page message for %s', (_, setup) => {
   it('is stale, and lists, deletes and records nothing', async () => {
@@ -1025,6 +1039,30 @@ describe('PageWorker.handle, a redelivered page', () => {
     // Assess
     expect(chains.recordListing).not.toHaveBeenCalled();
     expect(deleter.deletePage).toHaveBeenCalledExactlyOnceWith(BUCKET, [b, c]);
+  });
+
+  it("leaves a key written into the page's range after its listing to the next round", async () => {
+    // Prepare: a and b were deleted before the crash; b2 landed after the listing (an ingest
+    // admitted before the tombstone, still in flight): it was never the page's.
+    const at = Date.parse('2026-03-01T12:00:00.000Z');
+    const late = { key: `${chainPrefix}b2.json`, size: 7, modified: at + 60_000 };
+    const open = { '0': { ...recorded, listedAt: at } };
+    const { pageWorker, chains, deleter } = worker({ ...listedAlready, open });
+    listing([late, { ...c, modified: at - 60_000 }, d], true);
+
+    // Act
+    await pageWorker.handle(page(0));
+
+    // Assess: c deleted, the page counted whole; b2 is the next round's, which counts it.
+    expect(deleter.deletePage).toHaveBeenCalledExactlyOnceWith(BUCKET, [
+      { ...c, modified: at - 60_000 },
+    ]);
+    expect(chains.completePage).toHaveBeenCalledExactlyOnceWith(
+      expect.anything(),
+      expect.objectContaining({ page: 0, count: 3 }),
+      { objects: 3, bytes: 60, failed: 0 },
+      undefined,
+    );
   });
 
   it('counts no key an earlier attempt only hid behind a delete marker (the bucket turned versioned since)', async () => {

@@ -9,7 +9,11 @@ import {
   type PlanPageMessage,
   type PlanRecord,
 } from '../../../lib/core/index.ts';
-import { PlanSweeper, type PlanSweeperOptions } from '../../../lib/pipeline/index.ts';
+import {
+  PlanSweeper,
+  type PlanSweeperOptions,
+  type SweepFailed,
+} from '../../../lib/pipeline/index.ts';
 import { aStream, NOW } from '../../helpers/records.ts';
 
 const PLAN_ID = 'b2c4e6f8-1a3b-4c5d-8e9f-0a1b2c3d4e5f';
@@ -181,5 +185,30 @@ describe('PlanSweeper', () => {
     expect(report).toEqual({ looked: 1, resumed: 0, failed: 0 });
     expect(sent).toEqual([]);
     expect(plans.fail).not.toHaveBeenCalled();
+  });
+
+  it('goes on to the next plan when a look throws, and reports the plan it could not look at', async () => {
+    // Arrange: a plan whose look fails every time, seen before one that stopped counting
+    const poison = aPlan({ tenant: 'poison', planId: 'c3d5e7f9-2b4c-4d6e-9f0a-1b2c3d4e5f60' });
+    const { sweeper, plans, plan } = sweeperOf(aPlan(), []);
+    const stored = plan();
+    plans.open.mockImplementation(async function* () {
+      yield poison;
+      yield stored;
+    });
+    plans.claim.mockRejectedValueOnce(new Error('a bug'));
+    const failed = vi.fn<SweepFailed>();
+
+    // Act
+    const report = await sweeper.sweep({ failed });
+
+    // Assess
+    expect(report).toEqual({ looked: 2, resumed: 1, failed: 0, errors: 1 });
+    expect(plan()).toMatchObject({ stalls: 1 });
+    expect(failed).toHaveBeenCalledExactlyOnceWith({
+      step: 'look at plan',
+      keys: { tenant: 'poison', stream: 'logs', planId: poison.planId },
+      error: new Error('a bug'),
+    });
   });
 });

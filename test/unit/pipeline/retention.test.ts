@@ -1,6 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
 import { clockOf, type StreamRecord } from '../../../lib/core/index.ts';
-import { RetentionRunner } from '../../../lib/pipeline/index.ts';
+import { RetentionRunner, type SweepFailed } from '../../../lib/pipeline/index.ts';
 import type { RetentionOptions } from '../../../lib/pipeline/retention.ts';
 import {
   type DeletionStore,
@@ -63,7 +63,7 @@ describe('RetentionRunner', () => {
     // Arrange: the request dies (or an older partition deletion is still under way)
     const { run, deletions } = runner([aStream({ retentionDays: 1 })]);
     deletions.requestPartitions.mockRejectedValueOnce(new Error('killed'));
-    await expect(run.run()).rejects.toThrow('killed');
+    expect(await run.run()).toEqual({ policies: 1, claimed: 0, requested: 0, errors: 1 });
 
     // Act: a later sweep of the same day
     const report = await run.run();
@@ -84,5 +84,48 @@ describe('RetentionRunner', () => {
 
     expect(report).toEqual({ policies: 3, claimed: 0, requested: 0 });
     expect(deletions.requestPartitions).not.toHaveBeenCalled();
+  });
+
+  it('goes on to the next stream when a request throws, and reports the stream it could not run', async () => {
+    // Arrange: the first stream's request fails every time (a bucket's permission missing, a bug)
+    const broken = aStream({ tenant: 'poison', stream: 'broken', retentionDays: 1 });
+    const kept = aStream({ stream: 'kept', retentionDays: 2 });
+    const { run, deletions } = runner([broken, kept]);
+    deletions.requestPartitions.mockRejectedValueOnce(new Error('AccessDenied'));
+    const failed = vi.fn<SweepFailed>();
+
+    // Act
+    const report = await run.run({ failed });
+
+    // Assess
+    expect(report).toEqual({ policies: 2, claimed: 1, requested: 1, errors: 1 });
+    expect(deletions.requestPartitions).toHaveBeenLastCalledWith('acme', 'kept', '2026-01-08', {
+      days: 2,
+      today: '2026-01-10',
+    });
+    expect(failed).toHaveBeenCalledExactlyOnceWith({
+      step: 'run retention',
+      keys: { tenant: 'poison', stream: 'broken' },
+      error: new Error('AccessDenied'),
+    });
+  });
+
+  it('reports the policies it could not read, and ends', async () => {
+    // Arrange
+    const { run, streams } = runner([]);
+    streams.withRetention.mockImplementation(async function* () {
+      yield aStream({ retentionDays: 1, retentionRunOn: '2026-01-10' });
+      throw new Error('DynamoDB is unreachable');
+    });
+    const failed = vi.fn<SweepFailed>();
+
+    // Act
+    const report = await run.run({ failed });
+
+    // Assess
+    expect(report).toEqual({ policies: 1, claimed: 0, requested: 0, errors: 1 });
+    expect(failed).toHaveBeenCalledExactlyOnceWith(
+      expect.objectContaining({ step: 'list retention policies', keys: {} }),
+    );
   });
 });

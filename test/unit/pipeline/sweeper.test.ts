@@ -15,6 +15,7 @@ import {
   type Dispatcher,
   type Finalizer,
   Sweeper,
+  type SweepFailed,
 } from '../../../lib/pipeline/index.ts';
 import type { SweeperOptions } from '../../../lib/pipeline/sweeper.ts';
 import type { ChainStore, DeletionIndex, DeletionStore } from '../../../lib/store/index.ts';
@@ -27,11 +28,14 @@ const OTHER_ID = '9f1c2a4e-8b7d-4c6e-9a1b-2d3e4f5a6b7c';
 const STALE_AFTER_SECONDS = 300;
 const MAX_ATTEMPTS = 3;
 
-/** Claims every stale deletion it is shown, as the store would: one attempt more. */
-const claimAll = (seen: DeletionRecord): Outcome<DeletionRecord> =>
+/**
+ * Claims every stale deletion it is shown, as the store would: one stall more, and one attempt
+ * more unless the claim resumes nothing (`attempt` false: the Stalled verdict's).
+ */
+const claimAll = (seen: DeletionRecord, attempt = true): Outcome<DeletionRecord> =>
   ok({
     ...seen,
-    attempts: seen.attempts + 1,
+    attempts: seen.attempts + (attempt ? 1 : 0),
     stalls: (seen.stalls ?? 0) + 1,
     updatedAt: NOW.toISOString(),
   });
@@ -52,7 +56,9 @@ function sweeper(
     scheduled: vi.fn<DeletionIndex['scheduled']>(async () => due.length),
   } satisfies SweeperOptions['index'];
   const deletions = {
-    claimStale: vi.fn<DeletionStore['claimStale']>(async (seen) => claim(seen)),
+    claimStale: vi.fn<DeletionStore['claimStale']>(async (seen, attempt) =>
+      claim === claimAll ? claimAll(seen, attempt) : claim(seen),
+    ),
     begin: vi.fn<DeletionStore['begin']>(async () => done),
   } satisfies SweeperOptions['deletions'];
   const chains = {
@@ -117,7 +123,7 @@ describe('Sweeper.sweep', () => {
     await subject.sweep();
 
     // Assess
-    expect(deletions.claimStale).toHaveBeenCalledExactlyOnceWith(seen);
+    expect(deletions.claimStale).toHaveBeenCalledExactlyOnceWith(seen, true);
   });
 
   it('resumes a running deletion from its chains: open pages and the next page of each', async () => {
@@ -253,6 +259,34 @@ describe('Sweeper.sweep', () => {
       expect.objectContaining({ code: 'Stalled' }),
     );
     expect(queue.send).not.toHaveBeenCalled();
+  });
+
+  it('does not count the claim that gives the verdict as an attempt: it resumes nothing', async () => {
+    // Prepare: the first run and MAX_ATTEMPTS - 1 resumes, with no progress since the first
+    const seen = aDeletion({ attempts: MAX_ATTEMPTS, stalls: MAX_ATTEMPTS - 1 });
+    const { subject, deletions, finalizer } = sweeper([seen]);
+
+    // Act
+    await subject.sweep();
+
+    // Assess: the receipt says MAX_ATTEMPTS attempts, as its reason does.
+    expect(deletions.claimStale).toHaveBeenCalledExactlyOnceWith(seen, false);
+    expect(finalizer.fail).toHaveBeenCalledExactlyOnceWith(
+      expect.objectContaining({ attempts: MAX_ATTEMPTS, stalls: MAX_ATTEMPTS }),
+      expect.objectContaining({ message: expect.stringContaining(`${MAX_ATTEMPTS} attempts`) }),
+    );
+  });
+
+  it('counts the claim that resumes a deletion as an attempt', async () => {
+    // Prepare
+    const seen = aDeletion({ attempts: 1, stalls: MAX_ATTEMPTS - 2 });
+    const { subject, deletions } = sweeper([seen]);
+
+    // Act
+    await subject.sweep();
+
+    // Assess
+    expect(deletions.claimStale).toHaveBeenCalledExactlyOnceWith(seen, true);
   });
 
   it.each<[string, Awaited<ReturnType<Finalizer['fail']>>, number]>([
@@ -494,5 +528,154 @@ describe('Sweeper.oldestOpen', () => {
 
     // Assess
     expect(deletions.claimStale).not.toHaveBeenCalled();
+  });
+});
+
+describe('Sweeper.sweep, an item that throws', () => {
+  const THIRD_ID = '7a6b5c4d-3e2f-4a1b-8c9d-0e1f2a3b4c5d';
+  const failures = () => vi.fn<SweepFailed>();
+
+  it('goes on to the next due deletion, and to the stale ones, when a begin throws', async () => {
+    // Prepare: the first due deletion's begin throws every time (a poison record)
+    const due = [
+      aDeletion({ state: 'SCHEDULED', tenant: 'poison' }),
+      aDeletion({ state: 'SCHEDULED', deletionId: OTHER_ID }),
+    ];
+    const stale = [aDeletion({ state: 'PENDING', deletionId: THIRD_ID })];
+    const { subject, deletions, dispatcher } = sweeper(stale, claimAll, [], due);
+    deletions.begin.mockImplementation(async (deletion) => {
+      if (deletion.tenant === 'poison') throw new Error('AccessDenied');
+      return done;
+    });
+    const failed = failures();
+
+    // Act
+    const report = await subject.sweep({ failed });
+
+    // Assess
+    expect(deletions.begin).toHaveBeenLastCalledWith(due[1]);
+    expect(dispatcher.dispatch).toHaveBeenCalledExactlyOnceWith(
+      expect.objectContaining({ deletionId: THIRD_ID }),
+    );
+    expect(report).toMatchObject({ due: 2, begun: 1, stale: 1, resumed: 1, errors: 1 });
+    expect(failed).toHaveBeenCalledExactlyOnceWith({
+      step: 'begin deletion',
+      keys: { tenant: 'poison', stream: 'logs', deletionId: DELETION_ID },
+      error: new Error('AccessDenied'),
+    });
+  });
+
+  it('goes on to the next stale deletion when a resume throws', async () => {
+    // Prepare: the first stale deletion's dispatch throws
+    const stale = [
+      aDeletion({ state: 'PENDING' }),
+      aDeletion({ state: 'PENDING', deletionId: OTHER_ID }),
+    ];
+    const { subject, dispatcher } = sweeper(stale);
+    dispatcher.dispatch.mockRejectedValueOnce(new TypeError('a bug'));
+    const failed = failures();
+
+    // Act
+    const report = await subject.sweep({ failed });
+
+    // Assess
+    expect(dispatcher.dispatch).toHaveBeenCalledTimes(2);
+    expect(dispatcher.dispatch).toHaveBeenLastCalledWith(
+      expect.objectContaining({ deletionId: OTHER_ID }),
+    );
+    expect(report).toMatchObject({ stale: 2, resumed: 1, errors: 1 });
+    expect(failed).toHaveBeenCalledExactlyOnceWith(
+      expect.objectContaining({
+        step: 'take on stale deletion',
+        keys: { tenant: 'acme', stream: 'logs', deletionId: DELETION_ID },
+      }),
+    );
+  });
+
+  it('goes on to the next stale deletion when its verdict (FAILED, Stalled) throws', async () => {
+    // Prepare
+    const stale = [
+      aDeletion({ stalls: MAX_ATTEMPTS - 1 }),
+      aDeletion({ stalls: MAX_ATTEMPTS - 1, deletionId: OTHER_ID }),
+    ];
+    const { subject, finalizer } = sweeper(stale);
+    finalizer.fail.mockRejectedValueOnce(new Error('throttled'));
+    const failed = failures();
+
+    // Act
+    const report = await subject.sweep({ failed });
+
+    // Assess
+    expect(finalizer.fail).toHaveBeenCalledTimes(2);
+    expect(report).toMatchObject({ stale: 2, failed: 1, errors: 1 });
+    expect(failed).toHaveBeenCalledOnce();
+  });
+
+  it('goes on to the next stale deletion when its claim throws', async () => {
+    // Prepare
+    const stale = [aDeletion(), aDeletion({ deletionId: OTHER_ID })];
+    const { subject, queue } = sweeper(stale, (seen) => {
+      if (seen.deletionId === DELETION_ID) throw new Error('poison');
+      return claimAll(seen);
+    });
+    const failed = failures();
+
+    // Act
+    const report = await subject.sweep({ failed });
+
+    // Assess
+    expect(queue.send).toHaveBeenCalledOnce();
+    expect(report).toMatchObject({ stale: 2, resumed: 1, errors: 1 });
+  });
+
+  it('sweeps the stale deletions when the due ones cannot be read', async () => {
+    // Prepare
+    const { subject, index, dispatcher } = sweeper([aDeletion({ state: 'PENDING' })]);
+    index.due.mockImplementation(async function* () {
+      yield* [];
+      throw new Error('DynamoDB is unreachable');
+    });
+    const failed = failures();
+
+    // Act
+    const report = await subject.sweep({ failed });
+
+    // Assess
+    expect(dispatcher.dispatch).toHaveBeenCalledOnce();
+    expect(report).toMatchObject({ due: 0, stale: 1, resumed: 1, errors: 1 });
+    expect(failed).toHaveBeenCalledExactlyOnceWith({
+      step: 'list due deletions',
+      keys: {},
+      error: new Error('DynamoDB is unreachable'),
+    });
+  });
+
+  it('counts an item that throws even with nobody told of it: never a silent success', async () => {
+    // Prepare
+    const { subject, dispatcher } = sweeper([aDeletion({ state: 'PENDING' })]);
+    dispatcher.dispatch.mockRejectedValue(new Error('poison'));
+
+    // Act
+    const report = await subject.sweep();
+
+    // Assess
+    expect(report).toMatchObject({ resumed: 0, errors: 1 });
+  });
+
+  it('begins no due deletion its hold names (its offboarding could not be looked at), and the others', async () => {
+    // Prepare
+    const due = [
+      aDeletion({ state: 'SCHEDULED', tenant: 'held' }),
+      aDeletion({ state: 'SCHEDULED', deletionId: OTHER_ID }),
+    ];
+    const { subject, deletions } = sweeper([], claimAll, [], due);
+
+    // Act
+    const report = await subject.sweep({ holds: (deletion) => deletion.tenant === 'held' });
+
+    // Assess
+    expect(deletions.begin).toHaveBeenCalledExactlyOnceWith(due[1]);
+    expect(report).toMatchObject({ due: 2, begun: 1, held: 1 });
+    expect(report).not.toHaveProperty('errors');
   });
 });

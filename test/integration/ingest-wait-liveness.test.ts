@@ -1,0 +1,55 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { apiClient, parseLocation, waitFor } from '../helpers/http.ts';
+import { listAll, partitionedObjects, seedObjects } from '../helpers/s3.ts';
+import { storesOf } from '../helpers/stores.ts';
+import { startTarget, type TestTarget } from '../helpers/target.ts';
+
+/**
+ * Waiting for an ingest in flight is progress: a deletion whose verification waits out an
+ * ingest grace longer than the stale threshold times the attempts allowed is alive, and ends
+ * COMPLETED once the grace is over, not FAILED (Stalled) while it only waits.
+ */
+describe.skipIf(process.env.LETHE_TEST_API_URL)(
+  'a deletion waiting for an ingest in flight',
+  () => {
+    let target: TestTarget;
+    beforeAll(async () => {
+      target = await startTarget({
+        settings: {
+          LETHE_STALE_AFTER_SECONDS: '3',
+          LETHE_MAX_ATTEMPTS: '2',
+          LETHE_INGEST_GRACE_SECONDS: '20',
+        },
+      });
+    });
+    afterAll(async () => {
+      await target?.stop();
+    });
+
+    it('completes once the grace is over, though it waits longer than 3 s x 2 attempts', async () => {
+      // Prepare: a writer admitted before the tombstone that never reports back (it died).
+      const api = apiClient(target.baseUrl);
+      const tenant = `t${Date.now().toString(36)}`;
+      const created = await api.create(tenant, 'logs');
+      const where = parseLocation(String(created.body.location));
+      await seedObjects(target.s3, where.bucket, partitionedObjects(where.prefix, 10, 1));
+      if (!target.local) throw new Error('needs the in-process local stack');
+      await storesOf(target.local).streams.admitIngest(tenant, 'logs');
+
+      // Act
+      const deletion = await api.delete(tenant, 'logs');
+      const ended = await waitFor(
+        'the deletion to end',
+        async () => {
+          const { body } = await api.deletion(tenant, String(deletion.body.deletionId));
+          return body.state === 'COMPLETED' || body.state === 'FAILED' ? body : undefined;
+        },
+        120_000,
+      );
+
+      // Assess
+      expect(ended).toMatchObject({ state: 'COMPLETED', objectsDeleted: 10 });
+      expect((await listAll(target.s3, where.bucket, where.prefix)).size).toBe(0);
+    }, 180_000);
+  },
+);

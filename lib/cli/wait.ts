@@ -1,5 +1,5 @@
 import { type DeletionReceipt, hasEnded } from '../core/index.ts';
-import { ApiError, excerpt, type LetheClient, NotLetheError, UnreachableError } from './client.ts';
+import { ApiError, type LetheClient, UnreachableError } from './client.ts';
 import type { ProgressReporter } from './progress.ts';
 
 /** How often a wait reads, how long it bears failures, and what ends it early. */
@@ -101,13 +101,8 @@ export async function pollUntilEnded<T extends Watched>(
   let failedReads = 0;
   let ticks = 0;
   for (;;) {
+    // Every answer read here is Lethe's, with a state (the client's shapes, lib/cli/shapes.ts).
     const current = last.current;
-    // JSON without a state is not Lethe's: waiting on it would never end.
-    if (typeof current.state !== 'string') {
-      throw new NotLetheError(
-        `the answer has no state, so it is not Lethe's: ${excerpt(JSON.stringify(current))}`,
-      );
-    }
     options.show(current);
     if (options.hasEnded(current)) return current;
     await untilAborted(options.sleep(intervalMs, signal), signal);

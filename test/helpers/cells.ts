@@ -1,5 +1,6 @@
 import type { S3Client } from '@aws-sdk/client-s3';
 import { expect } from 'vitest';
+import type { StreamStore } from '../../lib/store/index.ts';
 import { type ApiClient, parseLocation, waitFor } from './http.ts';
 import { listAll, partitionedObjects, seedObjects } from './s3.ts';
 
@@ -134,3 +135,13 @@ export async function seedDayPartitions(api: ApiClient, s3: S3Client, tenant: st
   ]);
   return { bucket, prefix };
 }
+
+/**
+ * The retention policies of `tenant`'s streams alone, for a RetentionRunner's `streams`: a run
+ * over them requests nothing for the streams other tests left in the table.
+ */
+export const policiesOf = (streams: Pick<StreamStore, 'withRetention'>, tenant: string) => ({
+  async *withRetention() {
+    for await (const stream of streams.withRetention()) if (stream.tenant === tenant) yield stream;
+  },
+});

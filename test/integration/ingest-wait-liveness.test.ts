@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { apiClient, parseLocation, waitFor } from '../helpers/http.ts';
+import { waitForEnd } from '../helpers/cells.ts';
+import { apiClient, parseLocation } from '../helpers/http.ts';
 import { listAll, partitionedObjects, seedObjects } from '../helpers/s3.ts';
 import { storesOf } from '../helpers/stores.ts';
 import { startTarget, type TestTarget } from '../helpers/target.ts';
@@ -38,14 +39,7 @@ describe.skipIf(process.env.LETHE_TEST_API_URL)(
 
       // Act
       const deletion = await api.delete(tenant, 'logs');
-      const ended = await waitFor(
-        'the deletion to end',
-        async () => {
-          const { body } = await api.deletion(tenant, String(deletion.body.deletionId));
-          return body.state === 'COMPLETED' || body.state === 'FAILED' ? body : undefined;
-        },
-        120_000,
-      );
+      const ended = await waitForEnd(api, tenant, String(deletion.body.deletionId), 120_000);
 
       // Assess
       expect(ended).toMatchObject({ state: 'COMPLETED', objectsDeleted: 10 });

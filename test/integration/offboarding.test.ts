@@ -34,6 +34,36 @@ describe.skipIf(process.env.LETHE_TEST_API_URL)('tenant offboarding', () => {
   const offboarding = async (name: string) =>
     (await api.call<OffboardingView>('GET', `/v1/tenants/${name}/offboarding`)).body;
 
+  /** The offboarding, once it is COMPLETED. */
+  const completed = (name: string, timeoutMs?: number, intervalMs?: number) =>
+    waitFor(
+      'the offboarding to complete',
+      async () => {
+        const view = await offboarding(name);
+        return view.state === 'COMPLETED' ? view : undefined;
+      },
+      timeoutMs,
+      intervalMs,
+    );
+
+  /**
+   * `logs` (6 objects) and `empty`, offboarded with an hour's window and both taken in: the
+   * offboarding's view then, where `logs` lies, and the id of the deletion that took it in.
+   */
+  async function offboardedInWindow(name: string) {
+    const { body } = await api.create(name, 'logs');
+    const where = parseLocation(String(body.location));
+    await seedObjects(target.s3, where.bucket, partitionedObjects(where.prefix, 6, 2));
+    await api.create(name, 'empty');
+    await api.call('DELETE', `/v1/tenants/${name}?graceSeconds=3600`);
+    const taken = await waitFor('both streams taken in', async () => {
+      const view = await offboarding(name);
+      return view.streams === 2 ? view : undefined;
+    });
+    const logs = String((await api.get(name, 'logs')).body.deletionId);
+    return { where, taken, logs };
+  }
+
   /** A queue subscribed to the bus for offboarding changes. */
   async function subscribe(name: string) {
     const sqs = new SQSClient({});
@@ -111,15 +141,7 @@ describe.skipIf(process.env.LETHE_TEST_API_URL)('tenant offboarding', () => {
       (await offboarding(name)).streams === 25 ? true : undefined,
     );
     expect((await api.expedite(name, String(scheduled.body.deletionId))).status).toBe(202);
-    const done = await waitFor(
-      'the offboarding to complete',
-      async () => {
-        const view = await offboarding(name);
-        return view.state === 'COMPLETED' ? view : undefined;
-      },
-      180_000,
-      500,
-    );
+    const done = await completed(name, 180_000, 500);
 
     // Assess
     expect(reply.status).toBe(202);
@@ -192,10 +214,7 @@ describe.skipIf(process.env.LETHE_TEST_API_URL)('tenant offboarding', () => {
 
     // Act: a window of three seconds; the sweeps (every second) begin its deletions after it
     const reply = await api.call<OffboardingView>('DELETE', `/v1/tenants/${name}?graceSeconds=3`);
-    const done = await waitFor('the offboarding to complete', async () => {
-      const view = await offboarding(name);
-      return view.state === 'COMPLETED' ? view : undefined;
-    });
+    const done = await completed(name);
     const events = await announcedUntil(received, 'COMPLETED');
 
     // Assess
@@ -253,16 +272,7 @@ describe.skipIf(process.env.LETHE_TEST_API_URL)('tenant offboarding', () => {
   it("takes a stream in again when its deletion is cancelled under the offboarding (a cancelled offboarding's late clean-up), and completes", async () => {
     // Arrange: an offboarding in its window, both streams taken in
     const name = tenant();
-    const { body } = await api.create(name, 'logs');
-    const where = parseLocation(String(body.location));
-    await seedObjects(target.s3, where.bucket, partitionedObjects(where.prefix, 6, 2));
-    await api.create(name, 'empty');
-    await api.call('DELETE', `/v1/tenants/${name}?graceSeconds=3600`);
-    const taken = await waitFor('both streams taken in', async () => {
-      const view = await offboarding(name);
-      return view.streams === 2 ? view : undefined;
-    });
-    const logs = String((await api.get(name, 'logs')).body.deletionId);
+    const { where, taken, logs } = await offboardedInWindow(name);
 
     // Act: the deletion of logs is cancelled under the running offboarding
     expect((await api.cancel(name, logs)).status).toBe(200);
@@ -278,10 +288,7 @@ describe.skipIf(process.env.LETHE_TEST_API_URL)('tenant offboarding', () => {
 
     // Act + Assess: expedited, every stream's deletion completes and so does the offboarding
     for (const id of retaken.deletions) await api.expedite(name, id);
-    const done = await waitFor('the offboarding to complete', async () => {
-      const view = await offboarding(name);
-      return view.state === 'COMPLETED' ? view : undefined;
-    });
+    const done = await completed(name);
     expect(done).toMatchObject({ objectsDeleted: 6, deletionStates: { COMPLETED: 2 } });
     expect(taken.deletions).not.toContain(again);
     expect((await listAll(target.s3, where.bucket, where.prefix)).size).toBe(0);
@@ -291,16 +298,7 @@ describe.skipIf(process.env.LETHE_TEST_API_URL)('tenant offboarding', () => {
     // Arrange: an offboarding in its window, both streams taken in; the tenant cancels the
     // offboarding's deletion of logs, and deletes logs with a deletion of its own, at once
     const name = tenant();
-    const { body } = await api.create(name, 'logs');
-    const where = parseLocation(String(body.location));
-    await seedObjects(target.s3, where.bucket, partitionedObjects(where.prefix, 6, 2));
-    await api.create(name, 'empty');
-    await api.call('DELETE', `/v1/tenants/${name}?graceSeconds=3600`);
-    const taken = await waitFor('both streams taken in', async () => {
-      const view = await offboarding(name);
-      return view.streams === 2 ? view : undefined;
-    });
-    const logs = String((await api.get(name, 'logs')).body.deletionId);
+    const { taken, logs } = await offboardedInWindow(name);
     expect((await api.cancel(name, logs)).status).toBe(200);
     const own = String((await api.delete(name, 'logs')).body.deletionId);
     await waitFor('its own deletion to complete', async () =>
@@ -310,14 +308,7 @@ describe.skipIf(process.env.LETHE_TEST_API_URL)('tenant offboarding', () => {
     // Act: a sweep, and the other stream's deletion expedited to its end
     await target.local?.invoke('functions/sweeper.ts');
     for (const id of taken.deletions.filter((id) => id !== logs)) await api.expedite(name, id);
-    const done = await waitFor(
-      'the offboarding to complete',
-      async () => {
-        const view = await offboarding(name);
-        return view.state === 'COMPLETED' ? view : undefined;
-      },
-      60_000,
-    );
+    const done = await completed(name, 60_000);
 
     // Assess: logs counts as done by the deletion that removed it (before: the offboarding
     // waited on the cancelled one for ever, refusing the tenant's creates)

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { clockOf, type DeletionReceipt } from '../../lib/core/index.ts';
 import { RetentionRunner } from '../../lib/pipeline/index.ts';
-import { requestDeletion, seedDayPartitions, waitForEnd } from '../helpers/cells.ts';
+import { policiesOf, requestDeletion, seedDayPartitions, waitForEnd } from '../helpers/cells.ts';
 import { type ApiClient, apiClient } from '../helpers/http.ts';
 import { listAll } from '../helpers/s3.ts';
 import { storesOf } from '../helpers/stores.ts';
@@ -37,13 +37,11 @@ describe.skipIf(process.env.LETHE_TEST_API_URL)('retention changed after the day
       local,
       clockOf(() => now),
     );
-    const own = {
-      async *withRetention() {
-        for await (const stream of streams.withRetention())
-          if (stream.tenant === name) yield stream;
-      },
-    };
-    return new RetentionRunner({ streams: own, deletions, clock: clockOf(() => now) }).run();
+    return new RetentionRunner({
+      streams: policiesOf(streams, name),
+      deletions,
+      clock: clockOf(() => now),
+    }).run();
   }
 
   const partitionDeletions = async (name: string) =>

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { clockOf, type DeletionReceipt } from '../../lib/core/index.ts';
 import { RetentionRunner } from '../../lib/pipeline/index.ts';
-import { seedDayPartitions, waitForEnd } from '../helpers/cells.ts';
+import { policiesOf, seedDayPartitions, waitForEnd } from '../helpers/cells.ts';
 import { type ApiClient, apiClient } from '../helpers/http.ts';
 import { listAll } from '../helpers/s3.ts';
 import { storesOf } from '../helpers/stores.ts';
@@ -144,14 +144,8 @@ describe.skipIf(process.env.LETHE_TEST_API_URL)('retention racing a change of po
     expect((await listAll(target.s3, bucket, prefix)).size).toBe(27);
 
     // A later sweep reads the new policy and claims the day with it: before 2026-01-01, nothing.
-    const own = {
-      async *withRetention() {
-        for await (const stream of streams.withRetention())
-          if (stream.tenant === name) yield stream;
-      },
-    };
     const later = await new RetentionRunner({
-      streams: own,
+      streams: policiesOf(streams, name),
       deletions,
       clock: clockOf(() => now),
     }).run();
@@ -181,19 +175,17 @@ describe.skipIf(process.env.LETHE_TEST_API_URL)('retention racing a change of po
       local,
       clockOf(() => now),
     );
-    const own = {
-      async *withRetention() {
-        for await (const stream of streams.withRetention())
-          if (stream.tenant === name) yield stream;
-      },
-    };
     const dying = {
       requestPartitions: async () => {
         throw new Error('killed before the request');
       },
     };
     const run = (store: Pick<typeof deletions, 'requestPartitions'>) =>
-      new RetentionRunner({ streams: own, deletions: store, clock: clockOf(() => now) }).run();
+      new RetentionRunner({
+        streams: policiesOf(streams, name),
+        deletions: store,
+        clock: clockOf(() => now),
+      }).run();
     // Its stream's run fails on its own (the sweep goes on with others and fails at its end).
     expect(await run(dying)).toMatchObject({ claimed: 0, requested: 0, errors: 1 });
 

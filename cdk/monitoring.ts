@@ -2,11 +2,8 @@ import { ArnFormat, Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import type { RestApi } from 'aws-cdk-lib/aws-apigateway';
 import {
   type Alarm,
-  AlarmStatusWidget,
   ComparisonOperator,
-  Dashboard,
-  GraphWidget,
-  type IMetric,
+  type Dashboard,
   MathExpression,
   Metric,
   TreatMissingData,
@@ -20,6 +17,7 @@ import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { METRICS, METRICS_NAMESPACE, type MetricKey } from '../lib/observability/metrics.ts';
+import { letheDashboard } from './dashboard.ts';
 
 export interface LetheMonitoringProps {
   readonly workQueue: IQueue;
@@ -42,7 +40,6 @@ export interface LetheMonitoringProps {
 const MINUTE = Duration.minutes(1);
 const FIVE_MINUTES = Duration.minutes(5);
 
-/** The metrics the functions publish as EMF (see lib/metrics.ts). */
 /**
  * One of Lethe's metrics, of one stack: `service` is the stack's name, which every function
  * emits its metrics under (POWERTOOLS_SERVICE_NAME), so two stacks in an account and region
@@ -169,130 +166,17 @@ export class LetheMonitoring extends Construct {
       }
     }
 
-    const fnErrors: IMetric[] = Object.entries(props.functions).map(([name, fn]) =>
-      fn.metricErrors({ period: FIVE_MINUTES, statistic: 'Sum', label: `${name} errors` }),
-    );
-    const graph = (title: string, left: IMetric[], right: IMetric[] = []) =>
-      new GraphWidget({ title, left, right, width: 8, height: 6 });
-    this.dashboard = new Dashboard(this, 'Dashboard', {
-      defaultInterval: Duration.hours(3),
-      widgets: [
-        [
-          graph(
-            'Throughput: objects deleted per minute',
-            [metric('objectsDeleted', 'Sum', MINUTE, 'objects')],
-            [metric('bytesDeleted', 'Sum', MINUTE, 'bytes')],
-          ),
-          graph(
-            'Backlog: pages waiting in the work queue',
-            [
-              depth(props.workQueue, 'waiting'),
-              props.workQueue.metricApproximateNumberOfMessagesNotVisible({
-                period: MINUTE,
-                statistic: 'Maximum',
-                label: 'in flight',
-              }),
-            ],
-            [
-              props.workQueue.metricApproximateAgeOfOldestMessage({
-                period: MINUTE,
-                statistic: 'Maximum',
-                label: 'oldest message (s)',
-              }),
-            ],
-          ),
-          graph('Dead letters', [
-            depth(props.deadLetterQueue, 'work dead-letter queue'),
-            depth(props.dispatchFailures, 'dispatch failures'),
-            depth(props.publishFailures, 'publish failures'),
-            depth(props.planDeadLetters, 'plan dead-letter queue'),
-          ]),
-        ],
-        [
-          new GraphWidget({
-            title: 'Age of the oldest open deletion (s)',
-            left: [oldestAge.with({ label: 'oldest open deletion' })],
-            leftAnnotations: [
-              { value: props.maxDeletionAge.toSeconds(), label: 'alarm', color: '#d62728' },
-            ],
-            width: 8,
-            height: 6,
-          }),
-          graph(
-            'Deletions',
-            [
-              metric('deletionsCompleted', 'Sum', FIVE_MINUTES, 'completed'),
-              metric('deletionsFailed', 'Sum', FIVE_MINUTES, 'failed'),
-            ],
-            [
-              metric('deletionDuration', 'p50', FIVE_MINUTES, 'duration p50 (s)'),
-              metric('deletionDuration', 'Maximum', FIVE_MINUTES, 'duration max (s)'),
-            ],
-          ),
-          graph('Failures', [
-            metric('deletionsFailed', 'Sum', FIVE_MINUTES, 'deletions failed'),
-            metric('keysFailed', 'Sum', FIVE_MINUTES, 'keys failed'),
-            metric('sweepItemsFailed', 'Sum', FIVE_MINUTES, 'sweep items failed'),
-            apiErrors.with({ label: 'api 5xx' }),
-            ...fnErrors,
-          ]),
-        ],
-        [
-          graph('Throttling retried', [
-            metric('keysRetried', 'Sum', MINUTE, 'keys retried (SlowDown)'),
-            metric('requestsRetried', 'Sum', MINUTE, 'SDK requests retried'),
-            metric('pagesDeferred', 'Sum', MINUTE, 'pages deferred (budget, pace)'),
-            metric('pagesSlowedDown', 'Sum', MINUTE, 'pages refused (SlowDown)'),
-          ]),
-          graph(
-            'API',
-            [
-              props.api.metricCount({ period: FIVE_MINUTES, statistic: 'Sum', label: 'requests' }),
-              props.api.metricClientError({ period: FIVE_MINUTES, statistic: 'Sum', label: '4xx' }),
-            ],
-            [
-              props.api.metricLatency({
-                period: FIVE_MINUTES,
-                statistic: 'p99',
-                label: 'p99 (ms)',
-              }),
-            ],
-          ),
-          new AlarmStatusWidget({
-            title: 'Alarms',
-            alarms: Object.values(this.alarms),
-            width: 8,
-            height: 6,
-          }),
-        ],
-        [
-          graph(
-            'Scheduled deletions (in their grace window, cancellable)',
-            [metric('scheduledDeletions', 'Maximum', sweepPeriod, 'scheduled')],
-            [metric('eventsPublished', 'Sum', FIVE_MINUTES, 'state changes published')],
-          ),
-          graph(
-            'Tenant offboardings',
-            [metric('openOffboardings', 'Maximum', sweepPeriod, 'under way')],
-            [metric('offboardingsCompleted', 'Sum', FIVE_MINUTES, 'completed')],
-          ),
-        ],
-        [
-          graph(
-            'Retention (streams with a policy, partition deletions requested)',
-            [metric('retentionPolicies', 'Maximum', sweepPeriod, 'policies')],
-            [metric('retentionDeletions', 'Sum', FIVE_MINUTES, 'deletions requested')],
-          ),
-          graph('Plans the sweeper took on (stopped counting)', [
-            metric('plansResumed', 'Sum', FIVE_MINUTES, 'taken on again'),
-            metric('plansFailed', 'Sum', FIVE_MINUTES, 'FAILED (Stalled)'),
-          ]),
-        ],
-      ],
+    this.dashboard = letheDashboard(this, {
+      props,
+      metric,
+      depth,
+      oldestAge,
+      apiErrors,
+      sweepPeriod,
+      alarms: Object.values(this.alarms),
     });
   }
 
-  /** An encrypted topic CloudWatch may publish to, with one email subscription. */
   /**
    * The sweeper is the pipeline's safety net (grace windows, stalled deletions, retention,
    * offboardings): it pages when it fails, or has not run, three sweeps in a row. Its own
@@ -323,6 +207,7 @@ export class LetheMonitoring extends Construct {
     });
   }
 
+  /** An encrypted topic CloudWatch may publish to, with one email subscription. */
   #topic(email: string) {
     const key = new Key(this, 'AlarmTopicKey', {
       description: 'Lethe: encrypts the alarm topic',

@@ -1,5 +1,4 @@
 import { readFile, writeFile } from 'node:fs/promises';
-import { buffer } from 'node:stream/consumers';
 import { setTimeout as delay } from 'node:timers/promises';
 import { type Command, parseInvocation, UsageError } from './args.ts';
 import { verify, type WriteOutput } from './certificates.ts';
@@ -9,6 +8,7 @@ import { type EndpointChoice, resolveEndpoint, type StackLookup } from './endpoi
 import { EXIT, type ExitCode } from './exit-codes.ts';
 import { describeFailure, NoCredentialsError } from './failure.ts';
 import { HELP, topicHelp } from './help.ts';
+import { readInput } from './input.ts';
 import type { Output } from './progress.ts';
 import { type CredentialsProvider, createSigner, needsSigning, regionOfHost } from './signing.ts';
 
@@ -162,15 +162,7 @@ export function processDependencies(): CliDependencies {
       return () => process.off('SIGINT', onInterrupt);
     },
     writeOutput: writeText,
-    readInput: async (file) => {
-      try {
-        return file === '-' ? await buffer(process.stdin) : await readFile(file);
-      } catch (error) {
-        throw new UsageError(
-          `cannot read ${file}: ${error instanceof Error ? error.message : error}`,
-        );
-      }
-    },
+    readInput: (file) => readInput(file, process.stdin),
     // The AWS SDK takes a second to load: only commands that need it pay for it.
     lookupStack: (region) => async (stackName) =>
       (await import('./aws.ts')).cloudFormationLookup({ region })(stackName),

@@ -124,6 +124,19 @@ function integerIn(name: string, value: number, min: number, max: number): numbe
   return value;
 }
 
+/**
+ * The long-running deletion alarm's threshold: at least a minute, since an age of 0 would page
+ * for every deletion the moment it opens.
+ */
+function atLeastAMinute(maxDeletionAge: Duration): Duration {
+  if (maxDeletionAge.toSeconds() < 60) {
+    throw new Error(
+      `maxDeletionAge (context maxDeletionAgeMinutes) must be at least 1 minute (got ${maxDeletionAge.toHumanString()})`,
+    );
+  }
+  return maxDeletionAge;
+}
+
 /** Lethe: the API, the tombstone table, the work queue and the four functions. */
 export class LetheStack extends Stack {
   /** First path segment of every stream location. */
@@ -276,7 +289,7 @@ export class LetheStack extends Stack {
         Object.entries(this.functions).map(([name, fn]) => [name, fn.function]),
       ),
       sweepInterval,
-      maxDeletionAge: props.maxDeletionAge ?? Duration.hours(6),
+      maxDeletionAge: atLeastAMinute(props.maxDeletionAge ?? Duration.hours(6)),
       ...(props.alarmEmail ? { alarmEmail: props.alarmEmail } : {}),
     });
     this.tenantAccess = new TenantAccess(this, 'TenantAccess', { api: this.api });

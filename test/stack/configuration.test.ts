@@ -283,6 +283,29 @@ describe('sweepIntervalMinutes', () => {
   });
 });
 
+describe('maxDeletionAge (the long-running deletion alarm)', () => {
+  it.each([
+    { given: 'maxDeletionAge: 30 seconds', props: { maxDeletionAge: Duration.seconds(30) } },
+    { given: '-c maxDeletionAgeMinutes=0', props: contextOf({ maxDeletionAgeMinutes: '0' }) },
+  ])('refuses less than a minute, which would page for every deletion: $given', ({ props }) => {
+    // Assess
+    expect(() => synthesize(props)).toThrow(
+      'maxDeletionAge (context maxDeletionAgeMinutes) must be at least 1 minute',
+    );
+  });
+
+  it('takes -c maxDeletionAgeMinutes=1 as the alarm threshold, in seconds', () => {
+    // Act
+    const { template } = synthesize(contextOf({ maxDeletionAgeMinutes: '1' }));
+
+    // Assess
+    const alarms = resourcesOfType(template, 'AWS::CloudWatch::Alarm').filter(([id]) =>
+      id.includes('LongRunningDeletionAlarm'),
+    );
+    expect(alarms.map(([, alarm]) => alarm.Properties?.Threshold)).toEqual([60]);
+  });
+});
+
 describe('bucketKeyArn (an existing bucket encrypted with a customer-managed KMS key)', () => {
   const kmsActions = (
     synthesized: ReturnType<typeof synthesize>,

@@ -104,12 +104,24 @@ function commandOf(positionals: string[]): Command {
   return topCommand(first, rest);
 }
 
-/** `lethe help [TOPIC]`, `lethe [GROUP] --help`. */
+/**
+ * `lethe help [TOPIC]`, `lethe [GROUP] --help`; `lethe help GROUP VERB` is the group's help,
+ * as `lethe GROUP VERB --help` is. Any other word after the topic is a usage error, not ignored.
+ */
 function helpOf(rest: string[]): Command {
-  const [topic] = rest;
-  if (topic === undefined || topic === 'help') return { kind: 'help' };
-  if (TOP_LEVEL.includes(topic)) return { kind: 'help', topic };
-  throw new UsageError(`unknown help topic ${topic}${didYouMean(topic, TOP_LEVEL)}`);
+  const [topic, verb, ...more] = rest;
+  if (topic === undefined || (topic === 'help' && verb === undefined)) return { kind: 'help' };
+  if (!TOP_LEVEL.includes(topic)) {
+    throw new UsageError(`unknown help topic ${topic}${didYouMean(topic, TOP_LEVEL)}`);
+  }
+  if (verb === undefined) return { kind: 'help', topic };
+  if (isGroup(topic) && verbsOf(topic).includes(verb) && more.length === 0) {
+    return { kind: 'help', topic };
+  }
+  const verbs = isGroup(topic)
+    ? ` (${topic} takes ${[...new Set(verbsOf(topic))].join(', ')})`
+    : '';
+  throw new UsageError(`usage: lethe help [TOPIC]: no help for ${rest.join(' ')}${verbs}`);
 }
 
 /** The arguments of a command, exactly `count` of them. */

@@ -44,6 +44,7 @@ describe.each<[string, Command]>([
   ['help ingest', { kind: 'help', topic: 'ingest' }],
   ['delete acme/logs --help', { kind: 'help', topic: 'delete' }],
   ['help help', { kind: 'help' }],
+  ['help streams get', { kind: 'help', topic: 'streams' }],
   ['deletions --help', { kind: 'help', topic: 'deletions' }],
   [
     'delete acme/logs --grace 24h',
@@ -227,6 +228,13 @@ describe.each<[string, string]>([
   ['list acme', 'unknown command list (did you mean streams list or deletions list?)'],
   ['help frob', 'unknown help topic frob'],
   ['help stream', 'unknown help topic stream (did you mean streams?)'],
+  [
+    'help streams extra',
+    'usage: lethe help [TOPIC]: no help for streams extra (streams takes create, get, list, delete, retention)',
+  ],
+  ['help streams get more', 'usage: lethe help [TOPIC]: no help for streams get more'],
+  ['help health now', 'usage: lethe help [TOPIC]: no help for health now'],
+  ['help help streams', 'usage: lethe help [TOPIC]: no help for help streams'],
   ['streams', 'streams needs a subcommand:\n  lethe streams create TENANT/STREAM'],
   ['deletions', 'deletions needs a subcommand:\n  lethe deletions list TENANT'],
   [

@@ -40,7 +40,15 @@ export function createHttpServer({ resources, invoke, log, onRequest }: HttpServ
       socket.destroy();
       return;
     }
-    if (error.code === 'HPE_HEADER_OVERFLOW') {
+    if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
+      // Node's headersTimeout or requestTimeout: a client too slow to send its request.
+      refuse(
+        socket,
+        '408 Request Timeout',
+        'RequestTimeout',
+        'the request was not received in time',
+      );
+    } else if (error.code === 'HPE_HEADER_OVERFLOW') {
       refuse(
         socket,
         '431 Request Header Fields Too Large',

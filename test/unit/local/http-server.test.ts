@@ -1,5 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import { connect } from 'node:net';
+import { PassThrough } from 'node:stream';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createHttpServer } from '../../../lib/local/http-server.ts';
@@ -133,4 +134,25 @@ describe('the local HTTP server', () => {
       expect(invoke).not.toHaveBeenCalled();
     },
   );
+
+  it('answers a request Node timed out (headersTimeout, requestTimeout) 408 RequestTimeout, not 400', async () => {
+    // Prepare: Node checks its timeouts every 30 s, so the test hands the server the error
+    // Node raises then, on a socket of its own.
+    const server = createHttpServer({ resources: ['/v1/health'], invoke: vi.fn() });
+    const socket = new PassThrough();
+    const timeout = Object.assign(new Error('Request timeout'), {
+      code: 'ERR_HTTP_REQUEST_TIMEOUT',
+    });
+
+    // Act
+    server.emit('clientError', timeout, socket);
+
+    // Assess
+    const [head = '', body = ''] = String(socket.read()).split('\r\n\r\n');
+    expect(head.split('\r\n')[0]).toBe('HTTP/1.1 408 Request Timeout');
+    expect(head).toContain('Connection: close');
+    expect(JSON.parse(body)).toEqual({
+      error: { code: 'RequestTimeout', message: 'the request was not received in time' },
+    });
+  });
 });

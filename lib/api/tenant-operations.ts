@@ -51,8 +51,10 @@ export function tenantOperations(options: TenantOperationsOptions) {
             : `it is ${current.state}`;
         throw new OffboardingNotCancellableError(tenant, why);
       }
-      // Its stream deletions are cancelled now; the sweeper finishes any a late step adds.
-      await offboarder.refresh(cancelled);
+      // Its stream deletions are cancelled now; the sweeper finishes any a late step adds, and
+      // any whose cancel failed here (it begins none of the tenant's due deletions until then).
+      // The offboarding is cancelled either way: that is the answer.
+      await offboarder.refresh(cancelled).catch(() => undefined);
       return { status: 200, body: await offboarder.view(tenant) };
     },
   } satisfies Operations<string>;

@@ -57,6 +57,8 @@ export interface DeletionRecord extends DeletionRef {
    * deletion has `LETHE_MAX_ROUNDS` rounds afresh before LocationNotEmpty. Absent: never retried.
    */
   retriedAtRound?: number;
+  /** When it was last retried: it has been open since then, not since its request. */
+  retriedAt?: string;
   /** Totals, written when the deletion ends; while it runs, its chains hold the counts. */
   objectsDeleted: number;
   bytesDeleted: number;

@@ -1,5 +1,7 @@
 import {
   type Clock,
+  DeletionNotCancellableError,
+  DeletionNotFoundError,
   type DeletionRecord,
   type OffboardingLink,
   OffboardingNotFoundError,
@@ -200,19 +202,25 @@ export class Offboarder {
 
   /**
    * Cancels every deletion it requested that has not started; settles once none is left. One it
-   * adopted (requested before it, by the tenant, say) keeps its own schedule.
+   * adopted (requested before it, by the tenant, say) keeps its own schedule. A failed cancel
+   * throws once every other was tried, so the sweeper begins none of the tenant's due deletions.
    */
   async #cancelRest(offboarding: OffboardingRecord): Promise<'cancelled'> {
     let left = 0;
+    const failed: unknown[] = [];
     for (const { link, deletion } of await this.#linked(offboarding)) {
       if (link.adopted || deletion?.state !== 'SCHEDULED') continue;
       left++;
       try {
         await this.#deletions.cancel(deletion.tenant, deletion.deletionId);
-      } catch {
-        // Started meanwhile (its window ended): it runs to its end; nothing else to do.
+      } catch (error) {
+        // Started meanwhile (its window ended) or gone: it runs to its end; nothing else to do.
+        const settled =
+          error instanceof DeletionNotCancellableError || error instanceof DeletionNotFoundError;
+        if (!settled) failed.push(error);
       }
     }
+    if (failed.length > 0) throw failed[0];
     const settled = Date.parse(offboarding.cancelledAt ?? offboarding.updatedAt) + SETTLE_AFTER_MS;
     if (left === 0 && this.#clock.now().getTime() > settled) {
       await this.#offboardings.settleCancel(offboarding);

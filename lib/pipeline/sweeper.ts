@@ -139,13 +139,16 @@ export class Sweeper {
 
   /**
    * The deletion open longest, with its age in seconds: open since its grace window ended (or it
-   * was expedited), which is its request when it had none. A window waited out is not open time.
+   * was expedited), which is its request when it had none, or since it was last retried. A window
+   * waited out is not open time, nor is the time a deletion sat FAILED before its retry.
    */
   async oldestOpen(): Promise<{ deletion: DeletionRecord; ageSeconds: number } | undefined> {
     const now = this.#clock.now();
     // ISO 8601 times in UTC: the later one sorts last.
     const openedAt = (deletion: DeletionRecord) =>
-      [deletion.requestedAt, deletion.executeAfter].sort().at(-1) as string;
+      [deletion.requestedAt, deletion.executeAfter, deletion.retriedAt ?? '']
+        .sort()
+        .at(-1) as string;
     // Every open deletion is in the sweep index; its sort key (last progress) is never ahead of
     // now by more than clock skew, so a cutoff a day ahead reads them all.
     let oldest: DeletionRecord | undefined;

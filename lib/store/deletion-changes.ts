@@ -158,7 +158,8 @@ export const deletionChanges = {
    */
   retry: (now: string): Change => ({
     update: [
-      'SET retriedAtRound = round, #state = :to, round = round + :one, attempts = attempts + :one,',
+      'SET retriedAtRound = round, retriedAt = :now, #state = :to, round = round + :one,',
+      'attempts = attempts + :one,',
       'failedObjects = :zero, chainsTotal = :zero, chainsSettled = :zero, updatedAt = :now,',
       'sweepPk = :open, sweepSk = :now REMOVE reason, expiresAt, stalls',
     ].join(' '),

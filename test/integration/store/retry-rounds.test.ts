@@ -90,6 +90,9 @@ describe.skipIf(process.env.LETHE_TEST_API_URL)('a retried deletion gets its rou
 
     expect(first).toMatchObject({ state: 'PENDING', round: MAX_ROUNDS + 1 });
     expect(first.retriedAtRound).toBe(MAX_ROUNDS);
+    // Open since the retry, for the age alarm: written with the retry's own time.
+    expect(first.retriedAt).toBe(first.updatedAt);
+    expect(second.retriedAt).toBe(second.updatedAt);
     expect(second).toMatchObject({ state: 'PENDING', round: MAX_ROUNDS + 2 });
     expect(second.retriedAtRound).toBe(MAX_ROUNDS + 1);
   });

@@ -373,6 +373,48 @@ describe('createHttpApi, answers', () => {
     expect(onUnexpectedError).toHaveBeenCalledExactlyOnceWith(bug, event);
   });
 
+  it('answers 200 to a cancelled offboarding whose deletions it could not all cancel yet', async () => {
+    // Prepare: the cancel is committed; cancelling one of its deletions was throttled, which
+    // the sweeper finishes (it begins none of the tenant's due deletions until it has)
+    const cancelled = {
+      type: 'OFFBOARDING',
+      tenant: 'acme',
+      offboardingId: 'c3d5e7f9-2b4c-4d6e-8f0a-1b2c3d4e5f6a',
+      state: 'CANCELLED',
+      requestedAt: NOW.toISOString(),
+      executeAfter: new Date(NOW.getTime() + 86_400_000).toISOString(),
+      updatedAt: NOW.toISOString(),
+      fannedOut: true,
+      streams: 2,
+    } as const;
+    const refresh = vi.fn(async () => {
+      throw Object.assign(new Error('Rate exceeded'), { name: 'ThrottlingException' });
+    });
+    const { respond, onUnexpectedError } = api({
+      offboardings: {
+        request: async () => {
+          throw new Error('not reached');
+        },
+        get: async () => cancelled,
+        cancel: async () => cancelled,
+      },
+      offboarder: { view: async () => ({ tenant: 'acme', state: 'CANCELLED' }), refresh },
+    });
+
+    // Act
+    const response = await respond({
+      method: 'POST',
+      resource: '/v1/tenants/{tenant}/offboarding/cancel',
+      pathParameters: { tenant: 'acme' },
+    });
+
+    // Assess
+    expect(refresh).toHaveBeenCalledExactlyOnceWith(cancelled);
+    expect(response.statusCode).toBe(200);
+    expect(JSON.parse(response.body)).toEqual({ tenant: 'acme', state: 'CANCELLED' });
+    expect(onUnexpectedError).not.toHaveBeenCalled();
+  });
+
   it('does not report a caller error as unexpected', async () => {
     // Prepare
     const { respond, onUnexpectedError } = api();

@@ -1,6 +1,8 @@
 import { describe, expect, it, vi } from 'vitest';
 import {
   clockOf,
+  DeletionNotCancellableError,
+  DeletionNotFoundError,
   type DeletionRecord,
   type OffboardingLink,
   type OffboardingRecord,
@@ -351,6 +353,46 @@ describe('Offboarder', () => {
       'CANCELLED',
       'RUNNING',
     ]);
+  });
+
+  it('throws a cancel that failed (throttled) once it has tried every other, and does not settle', async () => {
+    // Arrange: a's cancel is throttled; the sweeper holds the tenant's due deletions on a throw
+    const { offboarder, record, deletions, options } = world(['a', 'b', 'c']);
+    const ref = { tenant: 'acme', offboardingId: OFFBOARDING_ID };
+    await offboarder.fanOut(ref);
+    await offboarder.fanOut(ref);
+    const throttled = Object.assign(new Error('Rate of requests exceeds the allowed throughput'), {
+      name: 'ThrottlingException',
+    });
+    vi.mocked(options.deletions.cancel).mockRejectedValueOnce(throttled);
+
+    // Act
+    const refreshing = offboarder.refresh({ ...record(), state: 'CANCELLED' });
+
+    // Assess: b and c are cancelled all the same; a is left SCHEDULED for the next sweep
+    await expect(refreshing).rejects.toBe(throttled);
+    expect(options.deletions.cancel).toHaveBeenCalledTimes(3);
+    expect(deletions.get('a-deletion')?.state).toBe('SCHEDULED');
+    expect(deletions.get('b-deletion')?.state).toBe('CANCELLED');
+    expect(deletions.get('c-deletion')?.state).toBe('CANCELLED');
+    expect(options.offboardings.settleCancel).not.toHaveBeenCalled();
+  });
+
+  it('takes a deletion that started, or is gone, between its read and its cancel as ended', async () => {
+    // Arrange
+    const { offboarder, record, options } = world(['a', 'b']);
+    const ref = { tenant: 'acme', offboardingId: OFFBOARDING_ID };
+    await offboarder.fanOut(ref);
+    vi.mocked(options.deletions.cancel)
+      .mockRejectedValueOnce(new DeletionNotCancellableError('a-deletion', 'PENDING'))
+      .mockRejectedValueOnce(new DeletionNotFoundError('acme', 'b-deletion'));
+
+    // Act
+    const outcome = await offboarder.refresh({ ...record(), state: 'CANCELLED' });
+
+    // Assess
+    expect(outcome).toBe('cancelled');
+    expect(options.deletions.cancel).toHaveBeenCalledTimes(2);
   });
 
   it('adopts a deletion requested before it, and a cancel leaves that one to its own schedule', async () => {

@@ -69,4 +69,21 @@ describe('Sweeper.oldestOpen, after a grace window', () => {
     // Assess
     expect(oldest).toEqual({ deletion: openLongest, ageSeconds: 2 * 3600 });
   });
+
+  it('counts a retried deletion open from its retry, not from the request it failed days ago', async () => {
+    // Prepare: requested and FAILED three days ago, retried 10 minutes ago
+    const retried = aDeletion({
+      state: 'RUNNING',
+      requestedAt: '2026-02-26T12:00:00.000Z',
+      executeAfter: '2026-02-26T12:00:00.000Z',
+      retriedAt: '2026-03-01T11:50:00.000Z',
+    });
+    const subject = sweeperOver([retried]);
+
+    // Act
+    const oldest = await subject.oldestOpen();
+
+    // Assess: 600 s, not three days, so the age alarm does not fire at the retry
+    expect(oldest).toEqual({ deletion: retried, ageSeconds: 600 });
+  });
 });

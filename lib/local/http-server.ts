@@ -100,10 +100,11 @@ export function createHttpServer({ resources, invoke, log, onRequest }: HttpServ
       });
       return;
     }
+    const path = pathAsSent(request.url ?? '/');
     if (onRequest) {
       response.once('finish', () => {
         const ms = Math.round(performance.now() - started);
-        onRequest(`${request.method} ${url.pathname}${url.search} ${response.statusCode} ${ms}ms`);
+        onRequest(`${request.method} ${path}${url.search} ${response.statusCode} ${ms}ms`);
       });
     }
     const body = await readBody(request);
@@ -113,7 +114,7 @@ export function createHttpServer({ resources, invoke, log, onRequest }: HttpServ
       });
       return;
     }
-    const match = matchPath(url.pathname, known);
+    const match = matchPath(path, known);
     // Without a prototype: a name such as `__proto__` or `constructor` is a name like any other.
     const headers: Record<string, string> = Object.create(null);
     const multiValueHeaders: Record<string, string[]> = Object.create(null);
@@ -131,8 +132,8 @@ export function createHttpServer({ resources, invoke, log, onRequest }: HttpServ
     }
     const method = request.method ?? 'GET';
     const event = {
-      resource: match?.resource ?? url.pathname,
-      path: url.pathname,
+      resource: match?.resource ?? path,
+      path,
       httpMethod: method,
       headers,
       multiValueHeaders,
@@ -146,8 +147,8 @@ export function createHttpServer({ resources, invoke, log, onRequest }: HttpServ
       requestContext: {
         requestId: randomUUID(),
         httpMethod: method,
-        path: url.pathname,
-        resourcePath: match?.resource ?? url.pathname,
+        path,
+        resourcePath: match?.resource ?? path,
         stage: 'local',
         requestTimeEpoch: Date.now(),
       },
@@ -171,6 +172,19 @@ function urlOf(target: string | undefined): URL | undefined {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * The request's path as it was sent, up to its query. `new URL` resolves `.` and `..` segments
+ * (`%2e` too) and reads `\` as `/`, so routing on its pathname would take
+ * `/v1/tenants/acme/streams/junk/%2e%2e/logs` for `/v1/tenants/acme/streams/logs`; as sent, such a
+ * segment is a name, and refused as one (400 InvalidName), or the path matches no route.
+ */
+function pathAsSent(target: string): string {
+  const path = target.startsWith('/')
+    ? target
+    : target.replace(/^[a-z][a-z0-9+.-]*:\/\/[^/?#]*/i, '');
+  return path.split(/[?#]/, 1)[0] || '/';
 }
 
 function readBody(request: IncomingMessage): Promise<Buffer | undefined> {

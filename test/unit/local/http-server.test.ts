@@ -56,6 +56,65 @@ describe('the local HTTP server', () => {
     expect(invoke).toHaveBeenCalledWith(expect.objectContaining({ path: '//%20%20' }));
   });
 
+  it.each([
+    ['/v1/tenants/acme/streams/%2e%2e', { tenant: 'acme', stream: '..' }],
+    ['/v1/tenants/acme/streams/..', { tenant: 'acme', stream: '..' }],
+    ['/v1/tenants/acme/streams/%2E', { tenant: 'acme', stream: '.' }],
+    ['/v1/tenants/acme/streams/logs%5C..', { tenant: 'acme', stream: 'logs\\..' }],
+  ])(
+    'routes %s as sent: the dot segment is a name (the api refuses it), not a step back',
+    async (target, pathParameters) => {
+      // Arrange
+      const invoke = vi.fn(async () => ({ statusCode: 400, body: '{}' }));
+      const server = createHttpServer({
+        resources: ['/v1/tenants/{tenant}', '/v1/tenants/{tenant}/streams/{stream}'],
+        invoke,
+      });
+      servers.push(server);
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+
+      // Act
+      await rawRequest((server.address() as AddressInfo).port, target);
+
+      // Assess
+      expect(invoke).toHaveBeenCalledWith(
+        expect.objectContaining({
+          resource: '/v1/tenants/{tenant}/streams/{stream}',
+          path: target,
+          pathParameters,
+        }),
+      );
+    },
+  );
+
+  it('matches no route for a path that reaches one only once its dot segments are resolved', async () => {
+    // Arrange: /v1/tenants/acme/streams/junk/../logs resolved is DELETE of acme/logs
+    const invoke = vi.fn(async () => ({ statusCode: 404, body: '{}' }));
+    const server = createHttpServer({
+      resources: ['/v1/tenants/{tenant}/streams/{stream}'],
+      invoke,
+    });
+    servers.push(server);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+    const target = '/v1/tenants/acme/streams/junk/%2e%2e/logs?x=1';
+
+    // Act
+    await rawExchange(
+      (server.address() as AddressInfo).port,
+      `DELETE ${target} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n`,
+    );
+
+    // Assess: the api sees the path as sent, with no route matched (it answers 404)
+    expect(invoke).toHaveBeenCalledWith(
+      expect.objectContaining({
+        resource: '/v1/tenants/acme/streams/junk/%2e%2e/logs',
+        path: '/v1/tenants/acme/streams/junk/%2e%2e/logs',
+        pathParameters: null,
+        queryStringParameters: { x: '1' },
+      }),
+    );
+  });
+
   it('refuses a request target that is not a path with a coded 400', async () => {
     const { port, invoke } = await serve();
 

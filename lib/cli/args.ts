@@ -85,7 +85,12 @@ export function parseInvocation(argv: readonly string[]): Invocation {
     ...(values.stack !== undefined ? { stack: values.stack } : {}),
     ...(values.region !== undefined ? { region: values.region } : {}),
   };
-  if (values.help) return { command: helpOf(positionals.slice(0, 1)), options };
+  if (values.help) {
+    // A group's verb is checked (`streams bogus --help` is a usage error); a command's arguments
+    // are not read (`delete acme/logs --help` is delete's help).
+    const topic = positionals.slice(0, isGroup(positionals[0]) ? 2 : 1);
+    return { command: helpOf(topic), options };
+  }
   if (values.version) return { command: { kind: 'version' }, options };
   const command = commandOf(positionals);
   if (command.kind !== 'help') checkScopes(values, command.kind);

@@ -50,7 +50,9 @@ export class DeletionIndex {
     options: { limit: number; state?: DeletionState | undefined; nextToken?: string | undefined },
   ): Promise<DeletionPage> {
     const scope = keys.listed({ tenant, deletionId: '', requestedAt: '' });
-    let start = options.nextToken ? decodeToken(tenant, options.nextToken) : undefined;
+    // An empty token is a token, and not one this list gave: refused, not the first page.
+    let start =
+      options.nextToken !== undefined ? decodeToken(tenant, options.nextToken) : undefined;
     const found: DeletionRecord[] = [];
     for (let query = 0; query < MAX_QUERIES && found.length < options.limit; query++) {
       const { items, lastKey } = await this.#table.queryPage<DeletionRecord>({

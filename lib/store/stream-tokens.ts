@@ -17,9 +17,9 @@ export async function streamPage(
   nextToken?: string,
 ): Promise<{ streams: StreamRecord[]; nextToken?: string }> {
   const scope = keys.streamsOf(tenant);
-  let start: Record<string, unknown> | undefined = nextToken
-    ? decodeToken(tenant, nextToken)
-    : undefined;
+  // An empty token is a token, and not one this list gave: refused, not the first page.
+  let start: Record<string, unknown> | undefined =
+    nextToken !== undefined ? decodeToken(tenant, nextToken) : undefined;
   const streams: StreamRecord[] = [];
   for (let query = 0; query < MAX_QUERIES && streams.length < limit; query++) {
     const { items, lastKey } = await table.queryPage<StreamRecord>({

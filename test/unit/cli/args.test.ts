@@ -233,6 +233,10 @@ describe.each<[string, string]>([
     'usage: lethe help [TOPIC]: no help for streams extra (streams takes create, get, list, delete, retention)',
   ],
   ['help streams get more', 'usage: lethe help [TOPIC]: no help for streams get more'],
+  [
+    'streams bogus --help',
+    'usage: lethe help [TOPIC]: no help for streams bogus (streams takes create, get, list, delete, retention)',
+  ],
   ['help health now', 'usage: lethe help [TOPIC]: no help for health now'],
   ['help help streams', 'usage: lethe help [TOPIC]: no help for help streams'],
   ['streams', 'streams needs a subcommand:\n  lethe streams create TENANT/STREAM'],

@@ -65,6 +65,23 @@ describe('DeletionIndex.list nextToken', () => {
   });
 });
 
+describe('an empty nextToken (?nextToken=)', () => {
+  it.each([
+    [
+      'DeletionIndex.list',
+      () => new DeletionIndex({ table: table() }).list('acme', { limit: 10, nextToken: '' }),
+    ],
+    [
+      'StreamStore.list',
+      () =>
+        new StreamStore({ table: table(), bucket: BUCKET, root: 'streams' }).list('acme', 10, ''),
+    ],
+  ])('is refused by %s with 400 InvalidNextToken, not read as the first page', async (_, list) => {
+    await expect(list()).rejects.toMatchObject({ status: 400, code: 'InvalidNextToken' });
+    expect(dynamodb.commandCalls(QueryCommand)).toHaveLength(0);
+  });
+});
+
 describe('StreamStore.list nextToken', () => {
   const list = (nextToken: string) =>
     new StreamStore({ table: table(), bucket: BUCKET, root: 'streams' }).list(

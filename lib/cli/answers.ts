@@ -64,6 +64,16 @@ export const excerpt = (text: string) => {
   return line.length > 80 ? `${line.slice(0, 80)}...` : line;
 };
 
+/** Lethe's `{"error":{"code":...}}`, or API Gateway's `{"message":...}` (its header may be lost). */
+function isLetheError(text: string): boolean {
+  try {
+    const value = JSON.parse(text) as { error?: { code?: unknown }; message?: unknown } | null;
+    return typeof value?.error?.code === 'string' || typeof value?.message === 'string';
+  } catch {
+    return false;
+  }
+}
+
 function parseBody(text: string): unknown {
   if (text === '') return {};
   try {
@@ -74,12 +84,21 @@ function parseBody(text: string): unknown {
 }
 
 /** Lethe's `{"error":{code,message}}`, or API Gateway's own `{"message"}` with its error type. */
-export function errorOf(response: Response, text: string): ApiError {
+export function errorOf(response: Response, text: string): ApiError | NotLetheError {
+  const gatewayType = response.headers.get('x-amzn-errortype')?.split(':')[0];
+  // Lethe and API Gateway answer every 4xx in JSON: a 404 page is another server's, exit 6, not
+  // "no such stream" (a 5xx page may be a proxy's in front of Lethe: reported as any 5xx).
+  if (response.status < 500 && gatewayType === undefined && !isLetheError(text)) {
+    const type = response.headers.get('content-type') ?? 'no content type';
+    const words = type.includes('html') ? excerpt(text.replace(/<[^>]*>/g, ' ')) : excerpt(text);
+    return new NotLetheError(
+      `${response.url || 'the endpoint'} answered HTTP ${response.status} with ${type}${words ? `: ${words}` : ' and no body'}, not Lethe's JSON: is it Lethe's API?`,
+    );
+  }
   const body = (parseBody(text) ?? {}) as {
     error?: { code?: unknown; message?: unknown; [detail: string]: unknown };
     message?: unknown;
   };
-  const gatewayType = response.headers.get('x-amzn-errortype')?.split(':')[0];
   const code =
     typeof body.error?.code === 'string'
       ? body.error.code

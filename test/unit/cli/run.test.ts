@@ -153,6 +153,43 @@ describe('an endpoint that answers, but is not Lethe', () => {
     },
   );
 
+  it.each([
+    [
+      'an HTML 404 page',
+      {
+        status: 404,
+        body: '<html><body><h1>Not Found</h1></body></html>',
+        headers: { 'content-type': 'text/html' },
+      },
+      "answered HTTP 404 with text/html: Not Found, not Lethe's JSON: is it Lethe's API?",
+    ],
+    [
+      'a plain-text 405',
+      { status: 405, body: 'Method Not Allowed', headers: { 'content-type': 'text/plain' } },
+      "answered HTTP 405 with text/plain: Method Not Allowed, not Lethe's JSON: is it Lethe's API?",
+    ],
+    [
+      'an empty 404',
+      { status: 404, body: '' },
+      "and no body, not Lethe's JSON: is it Lethe's API?",
+    ],
+    [
+      "another API's JSON 404",
+      { status: 404, body: { detail: 'Not Found' } },
+      'answered HTTP 404 with application/json: {"detail":"Not Found"}, not Lethe\'s JSON',
+    ],
+  ])(
+    "exits 6 for %s, another server's error and not Lethe's (it exited 3, no such stream)",
+    async (_, reply, message) => {
+      // Act
+      const result = await lethe(['streams', 'get', 'acme/logs'], () => reply);
+
+      // Assess
+      expect(result.code).toBe(6);
+      expect(result.stderr).toContain(message);
+    },
+  );
+
   it("shows an error page's words, not its HTML", async () => {
     // Act
     const result = await lethe(['health'], () => ({

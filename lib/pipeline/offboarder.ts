@@ -203,7 +203,7 @@ export class Offboarder {
   /**
    * Cancels every deletion it requested that has not started; settles once none is left. One it
    * adopted (requested before it, by the tenant, say) keeps its own schedule. A failed cancel
-   * throws once every other was tried, so the sweeper begins none of the tenant's due deletions.
+   * throws once every other was tried: the sweeper then begins none of the tenant's deletions.
    */
   async #cancelRest(offboarding: OffboardingRecord): Promise<'cancelled'> {
     let left = 0;
@@ -214,10 +214,9 @@ export class Offboarder {
       try {
         await this.#deletions.cancel(deletion.tenant, deletion.deletionId);
       } catch (error) {
-        // Started meanwhile (its window ended) or gone: it runs to its end; nothing else to do.
-        const settled =
-          error instanceof DeletionNotCancellableError || error instanceof DeletionNotFoundError;
-        if (!settled) failed.push(error);
+        // Started meanwhile (its window ended) or gone: it runs to its end. Else: throw, later.
+        const ended = error instanceof DeletionNotCancellableError;
+        if (!ended && !(error instanceof DeletionNotFoundError)) failed.push(error);
       }
     }
     if (failed.length > 0) throw failed[0];

@@ -31,6 +31,37 @@ export async function listChainPage(
 }
 
 /**
+ * A page listed again (a resumed or closed page), from where it starts to its last entry. Keys
+ * written after the page was listed and inside its range (a PUT slow to land) can fill a
+ * listing of the page's own size and push the page's last keys out of it; those would then be
+ * counted without being deleted. So it lists on until it reaches the page's last entry.
+ */
+export async function listPageAgain(
+  client: S3Client,
+  chain: Pick<ChainRecord, 'bucket' | 'prefix' | 'range' | 'versioned'>,
+  page: PageRecord,
+  pageSize: number,
+): Promise<ListedObject[]> {
+  const objects: ListedObject[] = [];
+  let after = page.after;
+  for (;;) {
+    const listing = await listChainPage(client, chain, after, pageSize);
+    objects.push(...listing.objects);
+    const last = listing.objects.at(-1);
+    if (!listing.next || !last || reachesEnd(last, page)) return objects;
+    after = listing.next;
+  }
+}
+
+/** The entry is the page's last (for a versioned page: its last key's last version) or past it. */
+function reachesEnd(entry: ListedObject, page: PageRecord): boolean {
+  const order = compareKeys(entry.key, page.lastKey);
+  if (order !== 0) return order > 0;
+  const versions = page.lastKeyVersions;
+  return !versions || !isInPage(entry, page) || (entry.versionId ?? 'null') === versions.at(-1);
+}
+
+/**
  * Counts and closes a page that was listed and never counted, without deleting anything: what
  * of it is gone was deleted by the attempt that died before counting it (a worker stopped
  * between its delete and its count until its deletion stalled). Closed, the page counts in the
@@ -43,8 +74,8 @@ export async function closeOpenPage(
   chain: ChainRecord,
   page: PageRecord,
 ): Promise<void> {
-  const listing = await listChainPage(client, chain, page.after, 1000);
-  const left = await leftOfPage(client, chain, page, listing.objects);
+  const listed = await listPageAgain(client, chain, page, 1000);
+  const left = await leftOfPage(client, chain, page, listed);
   const remaining = left.remaining.filter((object) => !object.marker);
   // More of the page left than it held cannot be: never less than nothing.
   await chains.completePage(chain, page, {
@@ -190,6 +221,9 @@ async function hiddenByMarkers(
   listing: for await (const listed of paginateVersionPages({ client }, input)) {
     for (const entry of listed.objects) {
       if (!isInPage(entry, page)) break listing;
+      // A range's listing starts just before it (at `from` less its last character): keys that
+      // sort between are the chain before's.
+      if (!isInRange(entry.key, chain.range ?? {})) continue;
       if (!entry.marker) {
         // S3 lists a key's versions newest first: the first is the one a marker went over.
         if (!newest.has(entry.key)) newest.set(entry.key, entry.size);

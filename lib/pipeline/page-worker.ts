@@ -17,7 +17,7 @@ import type { KeyBudget } from './budget.ts';
 import type { DeletionFence } from './fence.ts';
 import type { Finalizer } from './finalizer.ts';
 import { ChainPacer, nextSlot, paceRise } from './pace.ts';
-import { assertInside, leftOfPage, listChainPage, pageOf } from './page-records.ts';
+import { assertInside, leftOfPage, listChainPage, listPageAgain, pageOf } from './page-records.ts';
 import type { Chains, Deleter, Deletions, Failures, ObjectStore, WorkSender } from './ports.ts';
 
 export interface PageWorkerOptions {
@@ -187,9 +187,9 @@ export class PageWorker {
     // back (the dispatcher's first) as much as one refused or cut short before.
     const later = await this.#roomFor(chain, { ...message, handedOn: true });
     if (later > 0) return { outcome: 'deferred', seconds: later };
-    const listing = await this.#list(chain, page.after);
+    const listed = await listPageAgain(this.#s3, chain, page, this.#pageSize);
     // What is left of this page's own range: entries deleted before the crash are gone.
-    const left = await leftOfPage(this.#s3, chain, page, listing.objects);
+    const left = await leftOfPage(this.#s3, chain, page, listed);
     await this.#budget?.giveBack(chain.bucket, left.remaining.length);
     for (const object of left.remaining) assertInside(object.key, chain);
     return this.#deleteInTurn(chain, left.page, left.remaining);

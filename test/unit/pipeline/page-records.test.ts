@@ -1,3 +1,5 @@
+import { ListObjectVersionsCommand, S3Client } from '@aws-sdk/client-s3';
+import { mockClient } from 'aws-sdk-client-mock';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
@@ -8,7 +10,12 @@ import {
   type ListedObject,
 } from '../../../lib/core/index.ts';
 import { chainsOver } from '../../../lib/pipeline/chain-layout.ts';
-import { firstPageOf, isInPage } from '../../../lib/pipeline/page-records.ts';
+import {
+  firstPageOf,
+  isInPage,
+  leftOfPage,
+  listPageAgain,
+} from '../../../lib/pipeline/page-records.ts';
 
 const location = 'streams/acme/logs/1/';
 const day = (n: number) => `${location}dt=2026-01-0${n}/`;
@@ -128,5 +135,95 @@ describe('isInPage', () => {
         expect(isInPage({ key: a, size: 1 }, page)).toBe(compareKeys(a, b) <= 0);
       }),
     );
+  });
+});
+
+describe('listPageAgain, a versioned page', () => {
+  it("lists on while a late version keeps its last key's last version out of a listing", async () => {
+    // Prepare: the page was [a v1, c v2, c v1] (c's versions newest first); since, a new
+    // version of c landed, so a listing of 3 ends at c v2.
+    const s3 = mockClient(S3Client);
+    const [a, c, d] = [`${day(1)}a`, `${day(1)}c`, `${day(1)}d`];
+    const version = (Key: string, VersionId: string) => ({ Key, VersionId, Size: 2 });
+    s3.on(ListObjectVersionsCommand)
+      .resolvesOnce({
+        Versions: [version(a, 'v1'), version(c, 'v3'), version(c, 'v2')],
+        IsTruncated: true,
+        NextKeyMarker: c,
+        NextVersionIdMarker: 'v2',
+      })
+      .resolvesOnce({ Versions: [version(c, 'v1'), version(d, 'v1')], IsTruncated: true });
+    const chain = { bucket: 'b', prefix: day(1), versioned: true };
+    const page = { page: 0, lastKey: c, lastKeyVersions: ['v2', 'v1'], count: 3, bytes: 6 };
+
+    // Act
+    const client = new S3Client({
+      region: 'us-east-1',
+      credentials: { accessKeyId: 'test', secretAccessKey: 'test' },
+    });
+    const objects = await listPageAgain(client, chain, page, 3).finally(() => s3.restore());
+
+    // Assess: the second listing starts after c v2 and brings c v1, the page's last entry
+    expect(objects.map((entry) => `${entry.key.slice(-1)} ${entry.versionId}`)).toEqual([
+      'a v1',
+      'c v3',
+      'c v2',
+      'c v1',
+      'd v1',
+    ]);
+    const calls = s3.commandCalls(ListObjectVersionsCommand).map((call) => call.args[0].input);
+    expect(calls).toHaveLength(2);
+    expect(calls[1]).toMatchObject({ KeyMarker: c, VersionIdMarker: 'v2' });
+  });
+});
+
+describe('leftOfPage, a range chain whose earlier attempt only laid delete markers', () => {
+  it("counts as hidden only its own keys, not the chain before's that sort just before its range", async () => {
+    // Prepare: a chain over [loc/b/, ...); its page 0 held b/1 and b/2, listed at `at`. The
+    // bucket turned versioned: the earlier attempt's delete of b/1 laid a marker, and the chain
+    // before (over loc/b.json) laid one over its own key, which sorts between loc/b and loc/b/.
+    const s3 = mockClient(S3Client);
+    const at = Date.parse('2026-03-01T12:00:00.000Z');
+    const chain = {
+      bucket: 'b',
+      prefix: location,
+      range: { from: `${location}b/` },
+      versioned: false,
+    };
+    const page = { page: 0, lastKey: `${location}b/2.json`, count: 2, bytes: 20, listedAt: at };
+    s3.on(ListObjectVersionsCommand).resolves({
+      Versions: [
+        { Key: `${location}b.json`, VersionId: 'v1', Size: 5, IsLatest: false },
+        { Key: `${location}b/1.json`, VersionId: 'null', Size: 10, IsLatest: false },
+        { Key: `${location}b/2.json`, VersionId: 'null', Size: 10, IsLatest: true },
+      ],
+      DeleteMarkers: [
+        {
+          Key: `${location}b.json`,
+          VersionId: 'm1',
+          IsLatest: true,
+          LastModified: new Date(at + 2000),
+        },
+        {
+          Key: `${location}b/1.json`,
+          VersionId: 'm2',
+          IsLatest: true,
+          LastModified: new Date(at + 1500),
+        },
+      ],
+      IsTruncated: false,
+    });
+    const client = new S3Client({
+      region: 'us-east-1',
+      credentials: { accessKeyId: 'test', secretAccessKey: 'test' },
+    });
+
+    // Act: b/2 is left of the page
+    const left = await leftOfPage(client, chain, page, [
+      { key: `${location}b/2.json`, size: 10 },
+    ]).finally(() => s3.restore());
+
+    // Assess: b/1 alone was hidden (the versioned round deletes and counts it): b/2 counts
+    expect(left.page).toMatchObject({ count: 1, bytes: 10 });
   });
 });

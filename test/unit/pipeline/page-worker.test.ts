@@ -1065,6 +1065,61 @@ describe('PageWorker.handle, a redelivered page', () => {
     );
   });
 
+  it("lists on past late keys that push the page's last keys out of a listing of its size", async () => {
+    // Prepare: page 0 was [a, b, c] (pages of 3) and sent back before any delete; a2 landed in
+    // its range since (a PUT slow to land), so a listing of 3 from the start ends at b.
+    const at = Date.parse('2026-03-01T12:00:00.000Z');
+    const early = (listed: ListedObject) => ({ ...listed, modified: at - 60_000 });
+    const late = { key: `${chainPrefix}a2.json`, size: 7, modified: at + 60_000 };
+    const open = { '0': { ...recorded, listedAt: at } };
+    const { pageWorker, chains, deleter } = worker({ ...listedAlready, open }, undefined);
+    s3.on(ListObjectsV2Command)
+      .resolvesOnce({
+        Contents: [early(a), late, early(b)].map(({ key, size, modified }) => ({
+          Key: key,
+          Size: size,
+          LastModified: new Date(modified),
+        })),
+        IsTruncated: true,
+      })
+      .resolvesOnce({
+        Contents: [early(c), early(d)].map(({ key, size, modified }) => ({
+          Key: key,
+          Size: size,
+          LastModified: new Date(modified),
+        })),
+        IsTruncated: true,
+      });
+
+    // Act
+    await pageWorker.handle({ ...page(0), handedOn: true });
+
+    // Assess: the second listing goes on from b; a, b and c are deleted and counted, a2 is not
+    const listings = s3.commandCalls(ListObjectsV2Command).map((call) => call.args[0].input);
+    expect(listings).toHaveLength(2);
+    expect(listings[1]?.StartAfter).toBe(b.key);
+    expect(deleter.deletePage).toHaveBeenCalledExactlyOnceWith(BUCKET, [a, b, c].map(early));
+    expect(chains.completePage).toHaveBeenCalledExactlyOnceWith(
+      expect.anything(),
+      expect.objectContaining({ page: 0, count: 3 }),
+      { objects: 3, bytes: 60, failed: 0 },
+      undefined,
+    );
+  });
+
+  it('lists a page sent back before its delete once, when nothing landed in it', async () => {
+    // Prepare
+    const { pageWorker, deleter } = worker(listedAlready);
+    listing([a, b, c], true);
+
+    // Act
+    await pageWorker.handle({ ...page(0), handedOn: true });
+
+    // Assess
+    expect(s3.commandCalls(ListObjectsV2Command)).toHaveLength(1);
+    expect(deleter.deletePage).toHaveBeenCalledExactlyOnceWith(BUCKET, [a, b, c]);
+  });
+
   it('counts no key an earlier attempt only hid behind a delete marker (the bucket turned versioned since)', async () => {
     // Prepare: a and b got markers over their versions; c is left; d is past the page
     const { pageWorker, chains, deleter } = worker(listedAlready);

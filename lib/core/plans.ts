@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { InvalidMessageError, LetheError } from './errors.ts';
 import { CHAIN_ID_PATTERN, NAME_PATTERN, s3Uri } from './names.ts';
-import { type Estimate, estimateDeletion } from './pricing.ts';
+import { deletionLayoutOf, type Estimate, estimateDeletion } from './pricing.ts';
 import type { Cursor, ListedObject, StreamRecord } from './records.ts';
 
 /**
@@ -29,7 +29,10 @@ export interface PlanCounts {
   /** Object versions the deletion would delete (every object, unversioned): its `objectsDeleted`. */
   versions: number;
   deleteMarkers: number;
-  /** Listing pages of the configured page size: the deletion's pages, and work messages. */
+  /**
+   * Listing pages of the configured page size, a chain per child prefix: the deletion's pages
+   * where children fill pages, more than its where they are small (see deletionLayoutOf).
+   */
   pages: number;
 }
 
@@ -149,6 +152,7 @@ export function addCounts(a: PlanCounts, b: PlanCounts): PlanCounts {
 
 /** The plan as the API answers it, with the estimate of the deletion it previews. */
 export function toPlanView(plan: PlanRecord, totals: PlanCounts = plan): PlanView {
+  const entries = totals.versions + totals.deleteMarkers;
   return {
     planId: plan.planId,
     tenant: plan.tenant,
@@ -162,9 +166,11 @@ export function toPlanView(plan: PlanRecord, totals: PlanCounts = plan): PlanVie
     deleteMarkers: totals.deleteMarkers,
     multipartUploads: plan.multipartUploads,
     estimate: estimateDeletion({
-      entries: totals.versions + totals.deleteMarkers,
-      pages: totals.pages,
-      chains: plan.chainsTotal,
+      entries,
+      ...deletionLayoutOf(
+        { pages: totals.pages, chains: plan.chainsTotal, entries },
+        plan.pageSize,
+      ),
       multipartUploads: plan.multipartUploads,
       workerConcurrency: plan.workerConcurrency,
       ...(plan.maxKeysPerSecond ? { maxKeysPerSecond: plan.maxKeysPerSecond } : {}),

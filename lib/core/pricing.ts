@@ -35,6 +35,30 @@ export const RATES = {
   writesPerDeletion: 8,
 } as const;
 
+/**
+ * How full a chain over a run of small child prefixes should expect its page to be: below 1, so
+ * a run a little larger than its sample suggested still lists in one page. The dispatcher lays
+ * out such runs with it (lib/pipeline/chain-layout.ts), and a plan estimates with it.
+ */
+export const RUN_FILL = 0.8;
+
+/**
+ * The pages and chains of the deletion a plan previews, from what the plan counted (`pages` and
+ * `chains`: one chain per child prefix; `entries`: versions and delete markers). A deletion
+ * takes a location that lists in one page as one chain, and small children in runs of about a
+ * page (RUN_FILL): where children fill pages its pages are the plan's, and where they hold a few
+ * keys each (a year of small daily partitions), far fewer than one per child.
+ */
+export function deletionLayoutOf(
+  counted: { pages: number; chains: number; entries: number },
+  pageSize: number,
+): { pages: number; chains: number } {
+  if (counted.entries === 0) return { pages: 0, chains: 0 };
+  if (counted.entries <= pageSize) return { pages: 1, chains: 1 };
+  const pages = Math.min(counted.pages, Math.ceil(counted.entries / (RUN_FILL * pageSize)));
+  return { pages, chains: Math.max(1, Math.min(counted.chains, pages)) };
+}
+
 export interface EstimateInput {
   /** Entries the deletion removes: object versions and delete markers (objects, unversioned). */
   entries: number;

@@ -1,10 +1,10 @@
-import { type ChainLayout, chainIdOf, type KeyRange, type ListedObject } from '../core/index.ts';
-
-/**
- * How full a chain over a run of child prefixes should expect its page to be: below 1, so a
- * run a little larger than the sample suggested still lists in one page.
- */
-const RUN_FILL = 0.8;
+import {
+  type ChainLayout,
+  chainIdOf,
+  type KeyRange,
+  type ListedObject,
+  RUN_FILL,
+} from '../core/index.ts';
 
 /**
  * The chains of a stream deletion with several child prefixes. A chain per child prefix pays

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { estimateDeletion, PRICES, RATES } from '../../../lib/core/index.ts';
+import { deletionLayoutOf, estimateDeletion, PRICES, RATES } from '../../../lib/core/index.ts';
+import { chainsOver } from '../../../lib/pipeline/chain-layout.ts';
 
 describe('estimateDeletion', () => {
   it('counts the requests of a deletion of one million objects in 100 partitions', () => {
@@ -87,6 +88,71 @@ describe('estimateDeletion', () => {
             });
           expect(of(large).costUsd).toBeGreaterThanOrEqual(of(small).costUsd);
           expect(of(large).seconds).toBeGreaterThanOrEqual(of(small).seconds);
+        },
+      ),
+    );
+  });
+});
+
+describe('deletionLayoutOf (the deletion a plan previews, from what the plan counted)', () => {
+  // A plan counts a chain per child prefix, each at least a page.
+  const counted = (children: number, perChild: number, pageSize = 1000) => ({
+    pages: children * Math.max(1, Math.ceil(perChild / pageSize)),
+    chains: children,
+    entries: children * perChild,
+  });
+
+  it('takes a year of small daily partitions in runs of about a page, as the dispatcher lays them out', () => {
+    // Prepare: 365 partitions of 10 keys, and the layout the dispatcher makes of them
+    const location = 'streams/acme/logs/1/';
+    const days = Array.from(
+      { length: 365 },
+      (_, day) => `${location}dt=${String(day).padStart(4, '0')}/`,
+    );
+    const sample = days
+      .flatMap((prefix) =>
+        Array.from({ length: 10 }, (_, n) => ({ key: `${prefix}${n}.json`, size: 1 })),
+      )
+      .slice(0, 1000);
+    const dispatched = chainsOver(location, days, sample, 1000);
+
+    // Act
+    const layout = deletionLayoutOf(counted(365, 10), 1000);
+
+    // Assess: 5 chains of a page each, where the plan counted 365 of each
+    expect(dispatched).toHaveLength(5);
+    expect(layout).toEqual({ pages: 5, chains: 5 });
+  });
+
+  it("keeps the plan's pages where children fill pages (10 partitions of 2,000)", () => {
+    expect(deletionLayoutOf(counted(10, 2000), 1000)).toEqual({ pages: 20, chains: 10 });
+  });
+
+  it('is one chain of one page for a location that lists in one page', () => {
+    expect(deletionLayoutOf(counted(3, 300), 1000)).toEqual({ pages: 1, chains: 1 });
+    expect(deletionLayoutOf(counted(2, 1), 1000)).toEqual({ pages: 1, chains: 1 });
+  });
+
+  it('is nothing for an empty location', () => {
+    expect(deletionLayoutOf({ pages: 0, chains: 0, entries: 0 }, 1000)).toEqual({
+      pages: 0,
+      chains: 0,
+    });
+  });
+
+  it('never has more pages than the plan counted, nor fewer than the entries fill', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 5000 }),
+        fc.integer({ min: 1, max: 5000 }),
+        fc.integer({ min: 1, max: 1000 }),
+        (children, perChild, pageSize) => {
+          const plan = counted(children, perChild, pageSize);
+          const { pages, chains } = deletionLayoutOf(plan, pageSize);
+          expect(pages).toBeLessThanOrEqual(plan.pages);
+          expect(pages).toBeGreaterThanOrEqual(Math.ceil(plan.entries / pageSize));
+          expect(chains).toBeGreaterThanOrEqual(1);
+          expect(chains).toBeLessThanOrEqual(Math.min(pages, plan.chains));
         },
       ),
     );

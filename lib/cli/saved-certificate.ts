@@ -125,8 +125,12 @@ export function parseSavedCertificate(
     );
   }
   const twice = duplicateName(text);
+  const inexact = inexactNumber(text);
   const problems = [
     ...(twice === undefined ? [] : [`it names ${JSON.stringify(twice)} twice in one object`]),
+    ...(inexact === undefined
+      ? []
+      : [`it writes ${inexact}, which JSON reads as ${Number(inexact)}`]),
     ...problemsOf(document),
   ];
   if (problems.length > 0) {
@@ -135,6 +139,37 @@ export function parseSavedCertificate(
     );
   }
   return { document, saved: document as SavedCertificate };
+}
+
+/**
+ * The first number the text writes more exactly than JSON reads it as a whole number
+ * (`3.0000000000000001` reads as 3), if any: such a file would verify while its text showed
+ * another number. A number JSON does not read as a whole number is left to the shape check
+ * (every number of a certificate is a count); `3.0` and `3e0` show 3 exactly.
+ */
+function inexactNumber(text: string): string | undefined {
+  // Strings first, so that digits inside them are skipped whole.
+  for (const [token] of text.matchAll(/"(?:[^"\\]|\\.)*"|-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?/g)) {
+    if (token.startsWith('"')) continue;
+    const value = Number(token);
+    if (!Number.isSafeInteger(value)) continue;
+    const [, whole = '', fraction = '', exponent = '0'] =
+      /^-?(\d+)(?:\.(\d+))?(?:[eE]([+-]?\d+))?$/.exec(token) ?? [];
+    const scale = Number(exponent) - fraction.length;
+    // A whole number's exponent is never far from its digits; anything else is not exact.
+    if (Math.abs(scale) > 1_000) return token;
+    const digits = BigInt(whole + fraction);
+    const written =
+      scale >= 0 ? { value: digits * 10n ** BigInt(scale), exact: true } : splitAt(digits, -scale);
+    if (!written.exact || written.value !== BigInt(Math.abs(value))) return token;
+  }
+  return undefined;
+}
+
+/** `digits` divided by 10^places, and whether nothing is left over. */
+function splitAt(digits: bigint, places: number): { value: bigint; exact: boolean } {
+  const unit = 10n ** BigInt(places);
+  return { value: digits / unit, exact: digits % unit === 0n };
 }
 
 /**

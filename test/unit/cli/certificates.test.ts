@@ -293,6 +293,39 @@ describe('lethe verify --key (offline)', () => {
     expect(result.stderr).toBe('');
   });
 
+  it.each(['1602.0', '1.602e3'])(
+    'verifies a count written %s, which shows the signed value exactly',
+    async (written) => {
+      // Arrange
+      const text = SAVED.replace('"objectsDeleted": 1602', `"objectsDeleted": ${written}`);
+      const files = memoryFiles({ 'cert.json': text, 'key.pem': signer.key.publicKeyPem });
+
+      // Act
+      const result = await withFiles(
+        ['verify', 'cert.json', '--key', 'key.pem', ...OFFLINE],
+        files,
+      );
+
+      // Assess
+      expect(result.code).toBe(0);
+      expect(result.stdout).toBe(VALID_BY_PEM);
+    },
+  );
+
+  it('reads digits inside a string as a string, not as a number written inexactly', async () => {
+    // Arrange: a member a certificate does not have, holding what would be an inexact number
+    const text = SAVED.replace('"version": 1,', '"version": 1, "note": "3.0000000000000001",');
+    const files = memoryFiles({ 'cert.json': text, 'key.pem': signer.key.publicKeyPem });
+
+    // Act
+    const result = await withFiles(['verify', 'cert.json', '--key', 'key.pem', ...OFFLINE], files);
+
+    // Assess: refused for the member, not for the digits
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('it holds certificate.note');
+    expect(result.stderr).not.toContain('which JSON reads as');
+  });
+
   it("names a partition deletion's cutoff, which its signature covers", async () => {
     // Arrange
     const receipt = toReceipt(
@@ -545,6 +578,16 @@ describe('a file that is not a certificate', () => {
       'a count no JSON reader holds exactly',
       SAVED.replace('"objectsDeleted": 1602', '"objectsDeleted": 9007199254740993'),
       /: certificate\.objectsDeleted is not a whole number \(/,
+    ],
+    [
+      'a count written more exactly than JSON reads it (it would verify as 1602)',
+      SAVED.replace('"objectsDeleted": 1602', '"objectsDeleted": 1602.0000000000001'),
+      /: it writes 1602\.0000000000001, which JSON reads as 1602 \(/,
+    ],
+    [
+      'a version written more exactly than JSON reads it',
+      SAVED.replace('"version": 1', '"version": 1.0000000000000001'),
+      /: it writes 1\.0000000000000001, which JSON reads as 1 \(/,
     ],
     [
       'a member beside the certificate',

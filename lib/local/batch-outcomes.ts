@@ -8,11 +8,14 @@ import type { DynamoDBRecord } from 'aws-lambda';
  * Indexes of the records a partial batch response reports failed (none: all succeeded), given
  * each record's identifier (its messageId, or its stream sequence number). As on AWS ("Lambda
  * treats the batch as a complete failure"), every record fails when `batchItemFailures` is not a
- * list or one of its `itemIdentifier`s is empty, null, not a string or not one of the batch's.
+ * list (null is none failed, as an empty list) or one of its `itemIdentifier`s is empty, null,
+ * not a string or not one of the batch's.
  */
 export function failedIndexes(response: unknown, ids: Array<string | undefined>): number[] {
   const { batchItemFailures = [] } = (response ?? {}) as { batchItemFailures?: unknown };
   const all = ids.map((_, index) => index);
+  // A null list, as an empty one, is a complete success.
+  if (batchItemFailures === null) return [];
   if (!Array.isArray(batchItemFailures)) return all;
   const failed = batchItemFailures.map((failure) => {
     const id = (failure as { itemIdentifier?: unknown } | null)?.itemIdentifier;

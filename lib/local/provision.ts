@@ -22,7 +22,7 @@ import {
   type SQSClient,
 } from '@aws-sdk/client-sqs';
 import { createKey } from './kms-key.ts';
-import { type CfnTemplate, resolver, resourcesOfType } from './template.ts';
+import { type CfnTemplate, rateSeconds, resolver, resourcesOfType } from './template.ts';
 
 export interface LocalQueue {
   logicalId: string;
@@ -87,24 +87,6 @@ const ACCOUNT = '123456789012';
  * Creates in the emulator what the template declares (the table with its stream and index, the
  * queues with their redrive policy, the bucket), or finds it from an earlier run.
  */
-const RATE_UNITS: Record<string, number> = { minute: 60, hour: 3600, day: 86_400 };
-
-/**
- * The interval of an EventBridge `rate(N unit)` schedule, in seconds (`rate(1 day)` is what a
- * sweep interval of 1,440 minutes synthesizes to). Anything else is refused: a schedule the local
- * runtime skipped would leave its function never run, with no word of it.
- */
-export function rateSeconds(expression: string): number {
-  const rate = /^rate\((\d+) (minute|hour|day)s?\)$/.exec(expression);
-  const unit = rate?.[2] && RATE_UNITS[rate[2]];
-  if (!rate || !unit) {
-    throw new Error(
-      `the local runtime runs rate(N minutes|hours|days) schedules only (got ${expression})`,
-    );
-  }
-  return Number(rate[1]) * unit;
-}
-
 export async function provision(
   template: CfnTemplate,
   clients: ProvisionClients,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { failedIndexes } from '../../../lib/local/batch-outcomes.ts';
-import { rateSeconds } from '../../../lib/local/provision.ts';
+import { rateSeconds } from '../../../lib/local/template.ts';
 
 describe('failedIndexes (a partial batch response, as Lambda reads it)', () => {
   const ids = ['m0', 'm1', 'm2'];

@@ -17,8 +17,12 @@ export interface StreamRecord {
   deletionId?: string;
   /** While DELETING: when its deletion may start (so a refusal can say how long to wait). */
   executeAfter?: string;
-  /** Ingests admitted and not yet finished; a writer that died leaves its count behind. */
-  inflightIngests?: number;
+  /**
+   * The ids of ingests admitted and not yet finished (absent: none). A set, not a count: adding
+   * or removing one id twice (an SDK retry after a lost answer) changes nothing, where a count
+   * drifted. A writer that died leaves its id behind, which the grace then covers.
+   */
+  ingestsInFlight?: Set<string>;
   lastIngestAt?: string;
   /** Days of `dt=` partitions kept; older ones are deleted every day. */
   retentionDays?: number;

@@ -176,13 +176,16 @@ export class Dispatcher {
   /**
    * The first page of every chain of the round that has not started yet, and a first page
    * that was listed to start the round and is still open (the call that listed it stopped
-   * before deleting it): the worker that takes it lists it again and hands on the next page.
+   * before deleting it): the worker that takes it lists it again and hands on the next page,
+   * unless a worker has listed that already (the page was handed on before the delete).
    */
   async firstPages(deletion: DeletionRef): Promise<PageMessage[]> {
     const messages: PageMessage[] = [];
     for await (const chain of this.#chains.list(deletion)) {
-      if (notStarted(chain) || (chain.lastPage === 0 && chain.open?.['0'])) {
-        messages.push(pageMessage(chain, 0));
+      if (notStarted(chain)) messages.push(pageMessage(chain, 0));
+      else if (chain.open?.['0']) {
+        const handedOn = chain.lastPage > 0 || chain.ended;
+        messages.push({ ...pageMessage(chain, 0), ...(handedOn ? { handedOn } : {}) });
       }
     }
     return messages;

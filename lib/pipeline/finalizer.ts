@@ -194,7 +194,8 @@ export class Finalizer {
       chains.push(chain);
     }
     if (stopping) return 'delayed';
-    for (const chain of chains) {
+    // This round's only: a page an earlier verdict could not list was counted by the rounds since.
+    for (const chain of chains.filter((each) => each.round === deletion.round)) {
       for (const page of Object.values(chain.open ?? {})) await this.#close(chain, page);
     }
     return this.#fail(await this.#totals(deletion), reason);
@@ -275,12 +276,9 @@ export class Finalizer {
     if (deletion.before !== undefined) return this.#partitionIngestWait(deletion, deletion.before);
     if (deletion.ingestsSettled) return 0;
     const stream = await this.#streams.find(deletion.tenant, deletion.stream);
-    if (stream?.deletionId !== deletion.deletionId || !stream.inflightIngests) return 0;
-    return (
-      Date.parse(stream.lastIngestAt ?? deletion.requestedAt) +
-      this.#graceMs -
-      this.#clock.now().getTime()
-    );
+    if (stream?.deletionId !== deletion.deletionId || !stream.ingestsInFlight?.size) return 0;
+    const since = Date.parse(stream.lastIngestAt ?? deletion.requestedAt);
+    return since + this.#graceMs - this.#clock.now().getTime();
   }
 
   /**
@@ -294,6 +292,6 @@ export class Finalizer {
       Date.parse(`${before}T00:00:00.000Z`) + this.#graceMs - this.#clock.now().getTime();
     if (waitMs <= 0) return 0;
     const stream = await this.#streams.find(deletion.tenant, deletion.stream);
-    return stream?.generation === deletion.generation && stream.inflightIngests ? waitMs : 0;
+    return stream?.generation === deletion.generation && stream.ingestsInFlight?.size ? waitMs : 0;
   }
 }

@@ -83,8 +83,8 @@ export const atGeneration = (generation: number) => equals('generation', generat
 
 /** The stream has no ingest in flight: none admitted, or every one admitted has finished. */
 export const noIngestInFlight: Condition = {
-  expression: 'attribute_not_exists(inflightIngests) OR inflightIngests = :noIngests',
-  values: { ':noIngests': 0 },
+  // DynamoDB removes a set attribute once its last member is removed.
+  expression: 'attribute_not_exists(ingestsInFlight)',
 };
 
 /** Every condition holds. */

@@ -20,6 +20,11 @@ export { OffboardingStore, type TakenIn } from './offboarding-store.ts';
 export { PolicyChangedError } from './partition-requests.ts';
 export { type PlanChainLayout, type PlanLook, PlanStore } from './plan-store.ts';
 export { TakenInAlreadyError } from './stream-requests.ts';
-export { type CreateResult, type StreamPage, StreamStore } from './stream-store.ts';
+export {
+  type AdmittedIngest,
+  type CreateResult,
+  type StreamPage,
+  StreamStore,
+} from './stream-store.ts';
 export { documentClient, Table } from './table.ts';
 export { UploadStore } from './upload-store.ts';

@@ -37,7 +37,7 @@ export function requestStream(
     const executeAfter = new Date(now.getTime() + graceSeconds * 1000).toISOString();
     const deletion = newDeletion(current, context.newId(), now.toISOString(), executeAfter);
     // No ingest in flight when read: the tombstone is conditioned on it staying so.
-    if (!current.inflightIngests) deletion.ingestsSettled = true;
+    if (!current.ingestsInFlight?.size) deletion.ingestsSettled = true;
     if (takenIn) deletion.offboardingId = takenIn.offboardingId;
     const parts = [
       streams.tombstone(current, deletion),

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import {
   type Clock,
   type DeletionRecord,
@@ -34,6 +35,9 @@ export interface StreamStoreOptions {
   /** Refuses a new stream while its tenant is being offboarded (checked in the same write). */
   readonly offboardings?: Pick<OffboardingStore, 'notOffboarding' | 'get'>;
 }
+
+/** A stream as an ingest was admitted to it, and that ingest's id, which ends it. */
+export type AdmittedIngest = StreamRecord & { ingestId: string };
 
 export interface CreateResult {
   created: boolean;
@@ -149,22 +153,23 @@ export class StreamStore {
    * flight until `releaseIngest`, so a deletion requested meanwhile verifies its location only
    * after the write landed (or after the grace, if the writer died).
    */
-  async admitIngest(tenant: string, stream: string): Promise<StreamRecord> {
+  async admitIngest(tenant: string, stream: string): Promise<AdmittedIngest> {
+    const ingestId = randomUUID();
     const written = await this.#table.update<StreamRecord>(keys.stream(tenant, stream), {
-      update: 'SET lastIngestAt = :now ADD ingests :one, inflightIngests :one',
-      values: { ':now': this.#clock.now().toISOString(), ':one': 1 },
+      update: 'SET lastIngestAt = :now ADD ingests :one, ingestsInFlight :id',
+      values: { ':now': this.#clock.now().toISOString(), ':one': 1, ':id': new Set([ingestId]) },
       condition: streamMay('ingest'),
     });
-    if (written.ok) return written.item;
+    if (written.ok) return { ...written.item, ingestId };
     if (written.old?.state === 'DELETING') throw this.#deleting(written.old);
     throw new StreamNotFoundError(tenant, stream);
   }
 
-  /** Ends an admitted ingest, whatever became of its write. */
-  async releaseIngest(admitted: StreamRecord): Promise<void> {
+  /** Ends an admitted ingest, whatever became of its write: once, however often it is sent. */
+  async releaseIngest(admitted: AdmittedIngest): Promise<void> {
     await this.#table.update(keys.stream(admitted.tenant, admitted.stream), {
-      update: 'ADD inflightIngests :minusOne',
-      values: { ':minusOne': -1 },
+      update: 'DELETE ingestsInFlight :id',
+      values: { ':id': new Set([admitted.ingestId]) },
       condition: atGeneration(admitted.generation),
     });
   }

@@ -24,6 +24,7 @@ import {
   TenantDeletingError,
 } from '../../lib/core/index.ts';
 import type {
+  AdmittedIngest,
   CreateResult,
   DeletionPage,
   DeletionRequest,
@@ -45,7 +46,7 @@ interface Answers {
   create: CreateResult;
   get: StreamRecord;
   list: StreamPage;
-  admitIngest: StreamRecord;
+  admitIngest: AdmittedIngest;
   request: DeletionRequest;
   retry: DeletionRecord;
   cancel: DeletionRecord;
@@ -102,7 +103,7 @@ function handlerWith(fault: Fault = {}) {
       create: async () => answer(fault.create, { created: true, stream: aStream() }),
       get: async () => answer(fault.get, aStream()),
       list: async () => answer(fault.list, { streams: [aStream()] }),
-      admitIngest: async () => answer(fault.admitIngest, aStream()),
+      admitIngest: async () => answer(fault.admitIngest, { ...aStream(), ingestId: 'ingest-1' }),
       // The api releases every admitted ingest once its write ends (ingests in flight are counted).
       releaseIngest: async () => {},
       refusal: (stream) => new StreamDeletingError(stream, 30, NOW),

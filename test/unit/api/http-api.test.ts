@@ -31,7 +31,10 @@ function api(overrides: Partial<HttpApiOptions> = {}) {
     create: vi.fn<StreamStore['create']>(async () => ({ created: true, stream: aStream() })),
     get: vi.fn<StreamStore['get']>(async () => aStream()),
     list: vi.fn<StreamStore['list']>(async () => ({ streams: [aStream()] })),
-    admitIngest: vi.fn<StreamStore['admitIngest']>(async () => aStream()),
+    admitIngest: vi.fn<StreamStore['admitIngest']>(async () => ({
+      ...aStream(),
+      ingestId: 'ingest-1',
+    })),
     releaseIngest: vi.fn<StreamStore['releaseIngest']>(async () => {}),
     setRetention: vi.fn<StreamStore['setRetention']>(async () => aStream({ retentionDays: 30 })),
     refusal: vi.fn<StreamStore['refusal']>(
@@ -452,7 +455,7 @@ describe('createHttpApi, ingest', () => {
   it('writes the events under the stream it admitted', async () => {
     // Prepare
     const { respond, streams, writer } = api();
-    const admitted = aStream({ generation: 4 });
+    const admitted = { ...aStream({ generation: 4 }), ingestId: 'ingest-1' };
     streams.admitIngest.mockResolvedValue(admitted);
 
     // Act
@@ -526,7 +529,7 @@ describe('createHttpApi, ingest', () => {
   it('releases the admitted ingest once its write ends', async () => {
     // Prepare
     const { respond, streams } = api();
-    const admitted = aStream({ generation: 4 });
+    const admitted = { ...aStream({ generation: 4 }), ingestId: 'ingest-1' };
     streams.admitIngest.mockResolvedValue(admitted);
 
     // Act

@@ -711,6 +711,23 @@ describe('Dispatcher.dispatch, a deletion that is not PENDING', () => {
     expect(queue.send).toHaveBeenCalledExactlyOnceWith([pageMessage(opened, 0)]);
   });
 
+  it('on a repeat, sends again an open first page whose next page a worker has listed since', async () => {
+    // Prepare: the call that started the round sent page 1, which a worker listed, then stopped
+    // before it deleted page 0: page 0 is open with the chain past it.
+    const page = { page: 0, lastKey: `${day(1)}part-0.json`, count: 1, bytes: 3 };
+    const next = { page: 1, lastKey: `${day(1)}part-9.json`, count: 1, bytes: 3 };
+    const opened = aChain({ lastPage: 1, open: { '0': page, '1': next } });
+    const { subject, queue } = dispatcher([aDeletion({ chainsTotal: 1 })], [opened]);
+
+    // Act
+    await subject.dispatch(ref);
+
+    // Assess: page 0 again, marked handed on (page 1 is not sent twice)
+    expect(queue.send).toHaveBeenCalledExactlyOnceWith([
+      { ...pageMessage(opened, 0), handedOn: true },
+    ]);
+  });
+
   it('on a repeat, plans nothing again', async () => {
     // Prepare
     const { subject, chains, deletions } = dispatcher([aDeletion({ chainsTotal: 1 })], [aChain()]);

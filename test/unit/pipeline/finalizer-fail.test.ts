@@ -132,6 +132,28 @@ describe('Finalizer.fail, when S3 refuses to list what a stalled deletion left o
     });
   });
 
+  it('closes no page of an earlier round, which the rounds since listed and counted again', async () => {
+    // Prepare: round 1's verdict could not list chain A's page (left open); a retry's round 2
+    // deleted and counted its keys, then stalled too. Its own chain B has a page to close.
+    s3.on(ListObjectsV2Command).resolves({ IsTruncated: false });
+    s3.on(ListObjectVersionsCommand).resolves({ IsTruncated: false });
+    const { subject, chains } = finalizer([
+      { ...chainA, round: 1 },
+      { ...chainB, round: 2 },
+    ]);
+
+    // Act
+    const outcome = await subject.fail(aDeletion({ round: 2, stalls: 5 }), stalled);
+
+    // Assess: only round 2's page is counted
+    expect(outcome).toBe('failed');
+    expect(chains.completePage).toHaveBeenCalledExactlyOnceWith(
+      { ...chainB, round: 2 },
+      chainB.open['0'],
+      { objects: 2, bytes: 20, failed: 0 },
+    );
+  });
+
   it('gives up nothing on an error that may pass (the next sweep tries again)', async () => {
     // Prepare
     s3.on(ListObjectsV2Command).rejects(s3Error('InternalError', 'server'));

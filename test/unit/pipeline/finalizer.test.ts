@@ -100,7 +100,7 @@ const ingesting = (secondsAgo: number) =>
   aStream({
     state: 'DELETING',
     deletionId: DELETION_ID,
-    inflightIngests: 1,
+    ingestsInFlight: new Set(['ingest-1']),
     lastIngestAt: new Date(NOW.getTime() - secondsAgo * 1000).toISOString(),
   });
 
@@ -338,7 +338,11 @@ describe('Finalizer.finalize', () => {
     // NOW's day is 2026-03-01: a deletion of the days before it, looked at 10 s past midnight.
     const today = ready({ before: '2026-03-01' });
     const justAfterMidnight = new Date('2026-03-01T00:00:10.000Z');
-    const active = (inflightIngests: number) => aStream({ state: 'ACTIVE', inflightIngests });
+    const active = (inFlight: number) =>
+      aStream({
+        state: 'ACTIVE',
+        ...(inFlight ? { ingestsInFlight: new Set(['ingest-1']) } : {}),
+      });
 
     it('waits for an ingest in flight: admitted before midnight, it writes yesterday', async () => {
       // Prepare

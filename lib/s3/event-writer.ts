@@ -4,7 +4,11 @@ import { type Clock, type StreamRecord, systemClock } from '../core/index.ts';
 
 export interface EventWriterOptions {
   readonly client: S3Client;
-  /** Milliseconds an object write may take before it is abandoned (keep it under the grace). */
+  /**
+   * Milliseconds from an ingest's admission (the stream's `lastIngestAt`, as its admit wrote
+   * it) after which its write is abandoned: keep it under the grace a deletion gives an ingest
+   * in flight, which counts from there too (an admit the SDK retried has used some of it).
+   */
   readonly timeoutMs?: number;
   readonly clock?: Clock;
   readonly newId?: () => string;
@@ -30,6 +34,8 @@ export class EventWriter {
 
   async write(stream: StreamRecord, events: Uint8Array): Promise<string> {
     const now = this.#clock.now();
+    const admittedAt = stream.lastIngestAt ? Date.parse(stream.lastIngestAt) : now.getTime();
+    const leftMs = Math.min(this.#timeoutMs, admittedAt + this.#timeoutMs - now.getTime());
     const stamp = now.toISOString().replace(/[-:.]/g, '');
     const key = `${stream.prefix}dt=${now.toISOString().slice(0, 10)}/${stamp}-${this.#newId()}.json`;
     await this.#client.send(
@@ -39,7 +45,7 @@ export class EventWriter {
         Body: events,
         ContentType: 'application/json',
       }),
-      { abortSignal: AbortSignal.timeout(this.#timeoutMs) },
+      { abortSignal: AbortSignal.timeout(Math.max(0, leftMs)) },
     );
     return key;
   }

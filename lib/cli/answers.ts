@@ -51,12 +51,20 @@ export function letheBody<T>(response: Response, text: string): T {
     body = undefined;
   }
   if (body === null || typeof body !== 'object' || Array.isArray(body)) {
-    throw new NotLetheError(
-      `${response.url || 'the endpoint'} answered HTTP ${response.status} with ${type}${text ? `: ${excerpt(text)}` : ' and no body'}, not Lethe's JSON: is it Lethe's API?`,
-    );
+    throw notLetheAnswer(response, type, text ? excerpt(text) : undefined);
   }
   return body as T;
 }
+
+/** An answer that is not Lethe's: what answered, and with what (`words`; none: no body). */
+const notLetheAnswer = (response: Response, type: string, words: string | undefined) =>
+  new NotLetheError(
+    `${response.url || 'the endpoint'} answered HTTP ${response.status} with ${type}${words === undefined ? ' and no body' : `: ${words}`}, not Lethe's JSON: is it Lethe's API?`,
+  );
+
+/** The start of a body on one line; of an HTML page (a proxy's), its text only. */
+const wordsOf = (type: string, text: string) =>
+  excerpt(type.includes('html') ? text.replace(/<[^>]*>/g, ' ') : text);
 
 /** The start of a body on one line, for a message. */
 export const excerpt = (text: string) => {
@@ -90,10 +98,7 @@ export function errorOf(response: Response, text: string): ApiError | NotLetheEr
   // "no such stream" (a 5xx page may be a proxy's in front of Lethe: reported as any 5xx).
   if (response.status < 500 && gatewayType === undefined && !isLetheError(text)) {
     const type = response.headers.get('content-type') ?? 'no content type';
-    const words = type.includes('html') ? excerpt(text.replace(/<[^>]*>/g, ' ')) : excerpt(text);
-    return new NotLetheError(
-      `${response.url || 'the endpoint'} answered HTTP ${response.status} with ${type}${words ? `: ${words}` : ' and no body'}, not Lethe's JSON: is it Lethe's API?`,
-    );
+    return notLetheAnswer(response, type, wordsOf(type, text) || undefined);
   }
   const body = (parseBody(text) ?? {}) as {
     error?: { code?: unknown; message?: unknown; [detail: string]: unknown };
@@ -120,8 +125,8 @@ export function errorOf(response: Response, text: string): ApiError | NotLetheEr
 /** An error answer that is not JSON: a line of it, and of a page (a proxy's) its text only. */
 function notJson(response: Response, text: string): string {
   const type = response.headers.get('content-type') ?? '';
-  if (!type.includes('html')) return excerpt(text) || response.statusText;
-  const words = excerpt(text.replace(/<[^>]*>/g, ' '));
+  const words = wordsOf(type, text);
+  if (!type.includes('html')) return words || response.statusText;
   return `${words || response.statusText} (an HTML page, not Lethe's JSON)`;
 }
 

@@ -269,3 +269,7 @@ export function totalsOf(chains: Iterable<ChainRecord>, round: number): Deletion
   }
   return totals;
 }
+
+/** An ingest admitted to the stream may still be writing (DynamoDB keeps no empty set). */
+export const hasIngestInFlight = (stream: Pick<StreamRecord, 'ingestsInFlight'>) =>
+  (stream.ingestsInFlight?.size ?? 0) > 0;

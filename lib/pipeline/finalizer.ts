@@ -6,6 +6,7 @@ import {
   type DeletionRef,
   type FailureReason,
   finalizeMessage,
+  hasIngestInFlight,
   isInScope,
   type PageRecord,
   scopeOf,
@@ -276,7 +277,7 @@ export class Finalizer {
     if (deletion.before !== undefined) return this.#partitionIngestWait(deletion, deletion.before);
     if (deletion.ingestsSettled) return 0;
     const stream = await this.#streams.find(deletion.tenant, deletion.stream);
-    if (stream?.deletionId !== deletion.deletionId || !stream.ingestsInFlight?.size) return 0;
+    if (stream?.deletionId !== deletion.deletionId || !hasIngestInFlight(stream)) return 0;
     const since = Date.parse(stream.lastIngestAt ?? deletion.requestedAt);
     return since + this.#graceMs - this.#clock.now().getTime();
   }
@@ -292,6 +293,6 @@ export class Finalizer {
       Date.parse(`${before}T00:00:00.000Z`) + this.#graceMs - this.#clock.now().getTime();
     if (waitMs <= 0) return 0;
     const stream = await this.#streams.find(deletion.tenant, deletion.stream);
-    return stream?.generation === deletion.generation && stream.ingestsInFlight?.size ? waitMs : 0;
+    return stream?.generation === deletion.generation && hasIngestInFlight(stream) ? waitMs : 0;
   }
 }

@@ -1,4 +1,4 @@
-import { hasEnded, newDeletion, StreamNotFoundError } from '../core/index.ts';
+import { hasEnded, hasIngestInFlight, newDeletion, StreamNotFoundError } from '../core/index.ts';
 import { failpoint, RETRY, retry } from '../support/index.ts';
 import { deletionMay } from './conditions.ts';
 import { deletionChanges as changes } from './deletion-changes.ts';
@@ -37,7 +37,7 @@ export function requestStream(
     const executeAfter = new Date(now.getTime() + graceSeconds * 1000).toISOString();
     const deletion = newDeletion(current, context.newId(), now.toISOString(), executeAfter);
     // No ingest in flight when read: the tombstone is conditioned on it staying so.
-    if (!current.ingestsInFlight?.size) deletion.ingestsSettled = true;
+    if (!hasIngestInFlight(current)) deletion.ingestsSettled = true;
     if (takenIn) deletion.offboardingId = takenIn.offboardingId;
     const parts = [
       streams.tombstone(current, deletion),

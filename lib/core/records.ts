@@ -74,6 +74,8 @@ export interface DeletionRecord extends DeletionRef {
   chainsSettled: number;
   /** The last round whose verification a worker claimed (one listing of the location per round). */
   verifiedRound?: number;
+  /** The last round whose chains a dispatcher began creating one by one, not in a transaction. */
+  registeredRound?: number;
   /**
    * The tenant offboarding that took it in, if one did: its completion is counted towards that
    * offboarding (a deletion that names none never reaches the offboarder).

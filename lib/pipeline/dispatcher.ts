@@ -20,7 +20,7 @@ import type { PageWorker, WorkOutcome } from './page-worker.ts';
 import type { Chains, Deletions, ObjectStore, WorkSender } from './ports.ts';
 
 export interface DispatcherOptions {
-  readonly deletions: Deletions<'get' | 'start'>;
+  readonly deletions: Deletions<'get' | 'start' | 'markRegistering'>;
   readonly chains: Chains<'begin' | 'register' | 'list'>;
   readonly s3: ObjectStore;
   readonly queue: WorkSender;
@@ -146,23 +146,30 @@ export class Dispatcher {
   /**
    * Creates the round's chains and starts it: the chains it started, none if the round was
    * started already (or has no chains). One transaction when the round has at most 99 chains.
-   * Otherwise, or if a chain exists already (a round begun chain by chain and not started),
-   * every chain is created on its own, the round's chains are read back, and the round starts
-   * with as many as there are: the start is conditional on PENDING in this round, so only one
-   * call starts it, whatever chains an earlier one left. Only the transaction creates the first
-   * chain with the plan's first page open.
+   * Otherwise, or once an earlier call began the round chain by chain, the round is marked so
+   * (no transaction begins it from then on), every chain is created on its own, and the round
+   * starts with the chains there are: the start is conditional on PENDING in this round, so
+   * only one call starts it. Only the transaction creates the first chain with its page open.
+   *
+   * Chains an earlier call made stand as they are, and this call's layout is not added to
+   * them: the location may have changed since, and two layouts could overlap and count a key
+   * twice. Keys they do not cover (the call died before making them all) are the next round's.
    */
   async #start(deletion: DeletionRecord, plan: RoundPlan, versioned: boolean) {
     const { layout, firstPage: listed } = plan;
-    if (layout.length < MAX_TRANSACTION_ITEMS) {
+    if (layout.length < MAX_TRANSACTION_ITEMS && deletion.registeredRound !== deletion.round) {
       const opened = listed && { page: listed.page, ...(listed.next ? { next: listed.next } : {}) };
       const begun = await this.#chains.begin(deletion, layout, versioned, opened);
       if (begun.status === 'ok') return begun.item;
       if (begun.status === 'fenced') return [];
     }
     // Chain by chain, the first page is not recorded: its chain lists it again.
-    if (!isOk(await this.#chains.register(deletion, layout, versioned))) return [];
-    const registered = await collect(this.#chains.list(deletion));
+    if (!isOk(await this.#deletions.markRegistering(deletion))) return [];
+    let registered = await collect(this.#chains.list(deletion));
+    if (registered.length === 0) {
+      if (!isOk(await this.#chains.register(deletion, layout, versioned))) return [];
+      registered = await collect(this.#chains.list(deletion));
+    }
     const started = await this.#deletions.start(deletion, registered.length, versioned);
     return isOk(started) ? registered.filter(notStarted) : [];
   }

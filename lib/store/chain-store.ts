@@ -88,7 +88,8 @@ export class ChainStore {
   /**
    * Creates the chains of a round and starts it, in one transaction (so at most 99 chains): the
    * chains, `fenced` if the deletion is not PENDING in that round, or `duplicate` if one of the
-   * chains exists already (`register` made it, and the round starts after it). `firstPage`:
+   * chains exists already or the round is marked as registering (`register` makes its chains,
+   * and the round starts after them). `firstPage`:
    * the first chain's page 0, listed already; the chain is created with it open.
    */
   async begin(
@@ -101,13 +102,16 @@ export class ChainStore {
     const records = newChains(deletion, chains, versioned, now).map((chain, index) =>
       index === 0 && firstPage ? withFirstPage(chain, firstPage, now) : chain,
     );
+    // The deletion first, so that the item its condition saw is the one returned.
     const result = await this.#table.transact([
-      ...records.map((chain) => this.#table.putItem({ ...this.#key(chain), ...chain }, isAbsent)),
       this.#deletions.roundChains(deletion, { chainsTotal: records.length, versioned }),
+      ...records.map((chain) => this.#table.putItem({ ...this.#key(chain), ...chain }, isAbsent)),
     ]);
     if (result.ok) return ok(records);
-    // A round that moved on is fenced, whatever chains exist: a stale image adds none.
-    return result.failed.includes(records.length) ? fenced() : duplicate();
+    if (!result.failed.includes(0)) return duplicate();
+    // PENDING in the round: refused by the registering mark alone. Else the round moved on.
+    const seen = result.old as DeletionRecord | undefined;
+    return seen?.state === 'PENDING' && seen.round === deletion.round ? duplicate() : fenced();
   }
 
   /**
@@ -118,12 +122,9 @@ export class ChainStore {
    */
   async split(chain: ChainRecord, pageNumber: number, from: string): Promise<Outcome<ChainRecord>> {
     const range = chain.range ?? {};
-    const taken: ChainLayout = {
-      chainId: chainIdOf(from),
-      prefix: chain.prefix,
-      range: { from, ...(range.below !== undefined ? { below: range.below } : {}) },
-    };
-    const added = newChain(chain, taken);
+    const below = range.below !== undefined ? { below: range.below } : {};
+    const layout = { chainId: chainIdOf(from), prefix: chain.prefix, range: { from, ...below } };
+    const added = newChain(chain, layout);
     const result = await this.#table.transact([
       this.#table.updateItem(this.#key(chain), {
         update: 'SET #range.below = :from',

@@ -27,6 +27,14 @@ const roundIsUnverified: Condition = {
 };
 
 /**
+ * No dispatcher has begun creating the round's chains one by one (`registering`): a round
+ * begun in one transaction beside them would run two layouts, which may overlap.
+ */
+const notRegistering: Condition = {
+  expression: 'attribute_not_exists(registeredRound) OR registeredRound <> :round',
+};
+
+/**
  * A state change: allowed from the states the lifecycle names for `step`, in the round the
  * deletion was read at; `:to` is the state it moves to.
  */
@@ -111,6 +119,19 @@ export const deletionChanges = {
       ].join(' '),
       { ':total': round.chainsTotal, ':zero': 0, ':versioned': round.versioned, ':now': now },
     ),
+
+  /** The start in the transaction that creates the round's chains (`ChainStore.begin`). */
+  startWithChains: (deletion: DeletionRef, now: string, round: RoundStart) => {
+    const start = deletionChanges.start(deletion, now, round);
+    return { ...start, condition: all(start.condition, notRegistering) };
+  },
+
+  /** The round's chains are about to be created one by one: none begins in one transaction. */
+  registering: (deletion: DeletionRef, now: string) => ({
+    update: 'SET registeredRound = :round, updatedAt = :now',
+    values: { ':now': now },
+    condition: all(deletionMay('start'), atRound(deletion.round)),
+  }),
 
   nextRound: (deletion: DeletionRef, versioned: boolean, now: string) =>
     transition(

@@ -163,6 +163,14 @@ export class DeletionStore {
     return this.#write(deletion, changes.start(deletion, this.#now(), { chainsTotal, versioned }));
   }
 
+  /**
+   * Marks the round as having its chains created one by one, before the first is: from then on
+   * no transaction begins it (`ChainStore.begin` answers `duplicate`). Fenced unless PENDING.
+   */
+  async markRegistering(deletion: DeletionRef): Promise<Outcome> {
+    return this.#write(deletion, changes.registering(deletion, this.#now()));
+  }
+
   /** RUNNING -> PENDING with round + 1: the location is listed and dispatched afresh. */
   async nextRound(deletion: DeletionRecord, versioned = deletion.versioned ?? false) {
     return this.#write(deletion, changes.nextRound(deletion, versioned, this.#now()));
@@ -233,7 +241,7 @@ export class DeletionStore {
     const made =
       typeof change === 'string'
         ? changes[change](deletion, now)
-        : changes.start(deletion, now, change);
+        : changes.startWithChains(deletion, now, change);
     return this.#table.updateItem(this.#key(deletion), made);
   }
 

@@ -153,6 +153,36 @@ describe.skipIf(process.env.LETHE_TEST_API_URL)('ChainStore over DynamoDB', () =
     expect(second?.status).toBe('ok');
   });
 
+  it('begins no round in one transaction once it is marked as registering, whatever chains it names', async () => {
+    // Prepare: a dispatcher marked the round before making its chains one by one, none made yet
+    const deletion = await stores.putDeletion(
+      aDeletion({ deletionId: randomUUID(), state: 'PENDING' }),
+    );
+    const marked = await stores.deletions.markRegistering(deletion);
+    const layout = [{ chainId, prefix: `${deletion.prefix}p/` }];
+
+    // Act: a call that read the deletion before the mark tries the transaction
+    const refused = await stores.chains.begin(deletion, layout, false);
+
+    // Assess: a duplicate (go chain by chain), not fenced; nothing written, the round not started
+    expect(marked.status).toBe('ok');
+    expect(refused.status).toBe('duplicate');
+    expect(await collect(stores.chains.list(deletion))).toEqual([]);
+    expect(await stores.deletions.get(deletion.tenant, deletion.deletionId)).toMatchObject({
+      state: 'PENDING',
+      registeredRound: 1,
+    });
+    // The next round may begin in one transaction again; a round under way is not marked.
+    const running = await stores.putDeletion(
+      aDeletion({ deletionId: randomUUID(), state: 'RUNNING', chainsTotal: 1 }),
+    );
+    expect((await stores.deletions.markRegistering(running)).status).toBe('fenced');
+    const next = await stores.putDeletion(
+      aDeletion({ deletionId: randomUUID(), state: 'PENDING', round: 2, registeredRound: 1 }),
+    );
+    expect((await stores.chains.begin(next, layout, false)).status).toBe('ok');
+  });
+
   it('begins no round of a deletion that is not PENDING in it', async () => {
     const running = await stores.putDeletion(
       aDeletion({ deletionId: randomUUID(), state: 'RUNNING', chainsTotal: 1 }),

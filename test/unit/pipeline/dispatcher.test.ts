@@ -40,9 +40,14 @@ function dispatcher(
   deletesFirstPage = true,
 ) {
   const registered = [...existing];
+  let marked = false;
   const deletions = {
     get: vi.fn<DeletionStore['get']>(async () => (states.length > 1 ? states.shift() : states[0])),
     start: vi.fn<DeletionStore['start']>(async () => done),
+    markRegistering: vi.fn<DeletionStore['markRegistering']>(async () => {
+      marked = true;
+      return done;
+    }),
   } satisfies DispatcherOptions['deletions'];
   const made = (planned: ChainLayout[], versioned: boolean) =>
     planned.map(({ chainId, prefix }) => aChain({ chainId, prefix, versioned }));
@@ -51,7 +56,7 @@ function dispatcher(
   const chains = {
     // The transaction: every chain created and the round started, or nothing written.
     begin: vi.fn<ChainStore['begin']>(async (deletion, planned, versioned, firstPage) => {
-      if (planned.some(isRegistered)) return duplicate();
+      if (marked || planned.some(isRegistered)) return duplicate();
       if ((await deletions.start(deletion, planned.length, versioned)).status !== 'ok') {
         return fenced();
       }
@@ -440,11 +445,11 @@ describe('Dispatcher.dispatch, starting the round', () => {
     expect(deletions.start).toHaveBeenCalledOnce();
   });
 
-  it('goes chain by chain when a chain of the round exists already, and starts every chain there is', async () => {
-    // Prepare: an earlier call created one chain on its own and died before starting the round.
+  it('goes chain by chain when a chain of the round exists already, and starts the chains there are', async () => {
+    // Prepare: an earlier call created two chains on its own and died before starting the round.
     children([day(1), day(2)]);
     const left = aChain({ chainId: chainIdOf(day(3)), prefix: day(3) });
-    const { subject, chains, deletions, queue } = dispatcher(pendingThenRunning({}, 3), [
+    const { subject, chains, deletions, queue } = dispatcher(pendingThenRunning({}, 2), [
       left,
       aChain({ chainId: chainIdOf(day(1)), prefix: day(1) }),
     ]);
@@ -452,15 +457,80 @@ describe('Dispatcher.dispatch, starting the round', () => {
     // Act
     const outcome = await subject.dispatch(ref);
 
-    // Assess: chain by chain, the first page is not recorded, and every chain starts at page 0.
+    // Assess: marked, none of this listing's chains added (day 2 is the next round's), the
+    // first page not recorded, and every chain starts at page 0.
     expect(outcome).toEqual({ outcome: 'dispatched' });
-    expect(chains.register).toHaveBeenCalledOnce();
-    expect(deletions.start).toHaveBeenLastCalledWith(expect.anything(), 3, false);
+    expect(deletions.markRegistering).toHaveBeenCalledOnce();
+    expect(chains.register).not.toHaveBeenCalled();
+    expect(deletions.start).toHaveBeenLastCalledWith(expect.anything(), 2, false);
     expect(
       queue.send.mock.calls[0]?.[0]
         .map((message) => (message.type === 'page' ? message.chainId : ''))
         .sort(),
-    ).toEqual([chainIdOf(day(1)), chainIdOf(day(2)), chainIdOf(day(3))].sort());
+    ).toEqual([chainIdOf(day(1)), chainIdOf(day(3))].sort());
+  });
+
+  it("adds none of its own chains to another layout's, which they could overlap", async () => {
+    // Prepare: an earlier call, when the location held one page, made one chain over all of
+    // it and died; a hundred children have landed since.
+    const many = Array.from({ length: 100 }, (_, n) => `${location}dt=2026-${n}/`);
+    children(many, [], false);
+    const whole = aChain({ chainId: chainIdOf(location), prefix: location });
+    const { subject, chains, deletions, queue } = dispatcher(pendingThenRunning({}, 1), [whole]);
+
+    // Act
+    await subject.dispatch(ref);
+
+    // Assess: the round runs the chain there is; a chain per child would list its keys again
+    expect(chains.register).not.toHaveBeenCalled();
+    expect(deletions.start).toHaveBeenCalledExactlyOnceWith(expect.anything(), 1, false);
+    expect(queue.send.mock.calls.flat(2)).toEqual([pageMessage(whole, 0)]);
+  });
+
+  it('goes chain by chain for a round marked as registering, even of a few chains (no transaction)', async () => {
+    // Prepare: an earlier call marked the round and died before making a chain
+    children([day(1), day(2)]);
+    const marked = { registeredRound: 1 };
+    const { subject, chains, deletions } = dispatcher(pendingThenRunning(marked, 2));
+
+    // Act
+    await subject.dispatch(ref);
+
+    // Assess: no chain exists, so this call's layout is made, chain by chain
+    expect(chains.begin).not.toHaveBeenCalled();
+    expect(deletions.markRegistering).toHaveBeenCalledOnce();
+    expect(chains.register.mock.calls[0]?.[1]).toHaveLength(2);
+    expect(deletions.start).toHaveBeenCalledExactlyOnceWith(expect.anything(), 2, false);
+  });
+
+  it('goes chain by chain when its transaction finds the round marked (its image was older)', async () => {
+    // Prepare
+    children([day(1), day(2)]);
+    const { subject, chains, deletions } = dispatcher(pendingThenRunning({}, 2));
+    chains.begin.mockResolvedValueOnce(duplicate());
+
+    // Act
+    await subject.dispatch(ref, aDeletion({ state: 'PENDING' }));
+
+    // Assess
+    expect(deletions.markRegistering).toHaveBeenCalledOnce();
+    expect(chains.register).toHaveBeenCalledOnce();
+    expect(deletions.start).toHaveBeenCalledExactlyOnceWith(expect.anything(), 2, false);
+  });
+
+  it('makes no chain when the mark finds the round started', async () => {
+    // Prepare
+    const many = Array.from({ length: 100 }, (_, n) => `${location}dt=2026-${n}/`);
+    children(many, [], false);
+    const { subject, chains, deletions } = dispatcher(pendingThenRunning({}, 3));
+    deletions.markRegistering.mockResolvedValueOnce(fenced());
+
+    // Act
+    await subject.dispatch(ref);
+
+    // Assess
+    expect(chains.register).not.toHaveBeenCalled();
+    expect(deletions.start).not.toHaveBeenCalled();
   });
 
   it('adds no chain to a round that a stale image says is pending but has started', async () => {

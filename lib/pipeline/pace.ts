@@ -77,9 +77,14 @@ export const PACE = {
 
 export type Paced = Pick<ChainRecord, 'pace' | 'ceiling' | 'nextAt'>;
 
-/** A page before `page` is open: listed, and neither deleted nor refused yet. */
-const openBefore = (chain: Pick<ChainRecord, 'open'>, page: number) =>
-  Object.keys(chain.open ?? {}).some((listed) => Number(listed) < page);
+/**
+ * A page before `page` is open (listed, and neither deleted nor refused yet) and was listed
+ * less than `PACE.inTurnMs` before `now`: one open longer (its worker died) is not waited for.
+ */
+const openBefore = (chain: Pick<ChainRecord, 'open'>, page: number, now: number) =>
+  Object.entries(chain.open ?? {}).some(
+    ([listed, record]) => Number(listed) < page && (record.listedAt ?? now) > now - PACE.inTurnMs,
+  );
 
 /** Milliseconds the chain must wait before listing its next page: 0 when it may go now. */
 export function paceWait(chain: Paced, now: number): number {
@@ -215,7 +220,7 @@ export class ChainPacer {
    * (S3 slowed the chain meanwhile) sends the page back for it. An unpaced chain goes with no
    * write, once the page before it was answered (`PACE.inTurnMs`).
    */
-  async turn(chain: ChainRecord, page: PageRecord): Promise<Turn> {
+  async turn(chain: ChainRecord, page: PageRecord, keys: number): Promise<Turn> {
     let waited = 0;
     // Each pass that does not go reads the chain again (gone: its deletion moved on).
     for (
@@ -224,7 +229,7 @@ export class ChainPacer {
       current = await this.#chains.get(current, current.chainId)
     ) {
       if (current.pace === undefined) {
-        if (!openBefore(current, page.page) || waited >= PACE.inTurnMs) {
+        if (!openBefore(current, page.page, this.now()) || waited >= PACE.inTurnMs) {
           return { go: 'now', chain: current };
         }
         await this.#sleep(PACE.inTurnPollMs);
@@ -238,7 +243,7 @@ export class ChainPacer {
           current.nextAt,
         );
       }
-      const slot = slotMs(current.pace, page.count);
+      const slot = slotMs(current.pace, keys);
       if (wait > PACE.take * slot) await this.#sleep(wait - PACE.take * slot);
       const at = Math.max(this.now(), current.nextAt ?? 0);
       const taken = await this.#chains.takeSlot(current, at + slot);

@@ -198,14 +198,14 @@ export class PageWorker {
   /**
    * A paced chain's page deletes in its turn: at its slot, taken half a slot before it comes,
    * so the time between two deletes of a chain is its pace's and not the latency of the
-   * listing or of the slot's write.
+   * listing or of the slot's write. The slot is as long as the keys it sends (markers too).
    */
   async #deleteInTurn(
     chain: ChainRecord,
     page: PageRecord,
     objects: ListedObject[],
   ): Promise<WorkOutcome> {
-    const turn = await this.#pacer.turn(chain, page);
+    const turn = await this.#pacer.turn(chain, page, objects.length);
     if (turn.go === 'later') return { outcome: 'deferred', seconds: turn.seconds };
     if (turn.go === 'gone') return { outcome: 'stale' };
     return this.#deleteAndCount(turn.chain, page, objects, turn.chain.cutAt);

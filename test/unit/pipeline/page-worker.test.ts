@@ -1655,6 +1655,25 @@ describe('PageWorker.handle, a chain S3 slows down', () => {
     expect(queue.send).toHaveBeenCalledWith([page(1)], 1);
   });
 
+  it('sizes the slot of a page of delete markers by the keys it sends: S3 counts them too', async () => {
+    // Prepare: a versioned chain at 1.5 keys/s lists three delete markers (counted as none).
+    const { pageWorker, chains } = paced({ pace: 1.5, versioned: true });
+    versionListing(
+      [a, b, c].map((listed, n) => ({
+        key: listed.key,
+        size: 0,
+        versionId: `m${n}`,
+        marker: true,
+      })),
+    );
+
+    // Act
+    await pageWorker.handle(page(0));
+
+    // Assess: three keys sent at 1.5 keys/s take two seconds, not none.
+    expect(chains.takeSlot).toHaveBeenCalledExactlyOnceWith(expect.anything(), NOW + 2000);
+  });
+
   it('raises the pace of a paced chain by each page S3 admits', async () => {
     // Prepare
     const { pageWorker, chains } = paced({ pace: 100 });
@@ -1711,6 +1730,27 @@ describe('PageWorker.handle, a chain S3 slows down', () => {
       expect(result).toEqual({ outcome: 'deferred', seconds: 2 });
       expect(deleter.deletePage).not.toHaveBeenCalled();
       expect(queue.send).toHaveBeenCalledWith([{ ...page(1), handedOn: true }], 2);
+    });
+
+    it('does not wait for a page listed longer than PACE.inTurnMs ago (its worker died)', async () => {
+      // Prepare: page 0 was listed ten minutes ago and never closed.
+      const stale = { ...before, listedAt: NOW - 600_000 };
+      let now = NOW;
+      const sleep = vi.fn(async (ms: number) => {
+        now += ms;
+      });
+      const { pageWorker, deleter } = worker({ ...chain, open: { '0': stale } }, undefined, {
+        clock: clockOf(() => new Date(now)),
+        sleep,
+      });
+      listing([b, c], false);
+
+      // Act
+      await pageWorker.handle(page(1));
+
+      // Assess
+      expect(sleep).not.toHaveBeenCalled();
+      expect(deleter.deletePage).toHaveBeenCalledExactlyOnceWith(BUCKET, [b, c]);
     });
 
     it('waits no longer than PACE.inTurnMs for a page that stays open (its worker died)', async () => {

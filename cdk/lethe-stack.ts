@@ -252,7 +252,9 @@ export class LetheStack extends Stack {
       );
     }
     this.certificateKey = new CertificateKey(this, 'Certificates', {
-      ...(props.certificateKeyVersion ? { version: props.certificateKeyVersion } : {}),
+      ...(props.certificateKeyVersion !== undefined
+        ? { version: props.certificateKeyVersion }
+        : {}),
     });
     api.bind('certificateKeyId', this.certificateKey.key.keyArn, (f) =>
       this.certificateKey.grantSign(f),

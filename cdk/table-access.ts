@@ -4,8 +4,8 @@ import { type IGrantable, PolicyStatement } from 'aws-cdk-lib/aws-iam';
 /**
  * The calls the functions make on the table (`lib/store/table.ts`): reads, queries (of the
  * indexes too), conditional puts and updates, transactions of them (which DynamoDB authorises
- * item by item, as these actions), and batches of puts. No Scan and no DeleteItem: nothing
- * leaves the table but by TTL.
+ * item by item, as these actions). No Scan, no DeleteItem, and no BatchWriteItem (whose delete
+ * requests IAM cannot refuse apart from its puts): nothing leaves the table but by TTL.
  */
 export const TABLE_ACTIONS = [
   'dynamodb:GetItem',
@@ -14,7 +14,6 @@ export const TABLE_ACTIONS = [
   'dynamodb:PutItem',
   'dynamodb:UpdateItem',
   'dynamodb:ConditionCheckItem',
-  'dynamodb:BatchWriteItem',
 ] as const;
 
 /**

@@ -36,6 +36,9 @@ export interface Failure {
   readonly stdout?: string;
 }
 
+/** No route answers: the local server's code, and API Gateway's (a 403, deployed). */
+const NO_ROUTE = new Set(['RouteNotFound', 'MISSING_AUTHENTICATION_TOKEN']);
+
 /** The exit code and the words for an error that ended a run. */
 export function describeFailure(error: unknown, context: FailureContext): Failure {
   if (error instanceof UsageError) {
@@ -49,7 +52,7 @@ export function describeFailure(error: unknown, context: FailureContext): Failur
         ...error.hints,
         ...streamDeletingHints(error, context.tenant),
         ...tenantHints(error, context.tenant),
-        ...(error.code === 'RouteNotFound' && context.endpoint ? routeHint(context.endpoint) : []),
+        ...(NO_ROUTE.has(error.code) && context.endpoint ? routeHint(context.endpoint) : []),
       ],
       ...(context.json && error.raw ? { stdout: `${error.raw}\n` } : {}),
     };

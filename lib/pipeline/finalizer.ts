@@ -285,8 +285,8 @@ export class Finalizer {
   /**
    * A partition deletion leaves its stream writable, and ingests go on into today's partition,
    * which it never takes (its `before` is today at the latest). But an ingest dates its key when
-   * it is admitted: one admitted before the cutoff's midnight writes the day before, in scope,
-   * and may land up to the grace later. Until then, an ingest in flight is waited for.
+   * its write starts: one admitted before the cutoff's midnight may write the day before, in
+   * scope, and land up to the grace later. Until then, an ingest in flight is waited for.
    */
   async #partitionIngestWait(deletion: DeletionRecord, before: string): Promise<number> {
     const waitMs =

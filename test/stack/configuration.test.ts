@@ -283,6 +283,15 @@ describe('sweepIntervalMinutes', () => {
   });
 });
 
+describe('certificateKeyVersion', () => {
+  it('refuses -c certificateKeyVersion=0 by name, rather than taking it for 1', () => {
+    // Assess
+    expect(() => synthesize(contextOf({ certificateKeyVersion: '0' }))).toThrow(
+      'certificateKeyVersion must be a whole number from 1 (got 0)',
+    );
+  });
+});
+
 describe('maxDeletionAge (the long-running deletion alarm)', () => {
   it.each([
     { given: 'maxDeletionAge: 30 seconds', props: { maxDeletionAge: Duration.seconds(30) } },

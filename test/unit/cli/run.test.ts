@@ -230,6 +230,31 @@ describe('an endpoint that answers, but is not Lethe', () => {
   });
 });
 
+describe('run, deployed behind API Gateway', () => {
+  it('hints at an endpoint that ends in /v1 when API Gateway finds no route (its 403)', async () => {
+    // Prepare: API Gateway answers an unknown path as a missing token, in Lethe's error shape
+    const { deps, stderr } = cliDependencies({
+      env: { LETHE_ENDPOINT: 'https://abc.execute-api.us-east-1.amazonaws.com/prod/v1' },
+      fetch: fakeFetch(() => ({
+        status: 403,
+        body: {
+          error: { code: 'MISSING_AUTHENTICATION_TOKEN', message: 'Missing Authentication Token' },
+        },
+      })).fetch,
+      credentials: () => async () => ({ accessKeyId: 'AKID', secretAccessKey: 'secret' }),
+    });
+
+    // Act
+    const code = await run(['health'], deps);
+
+    // Assess
+    expect(code).toBe(7);
+    expect(stderr.text()).toContain(
+      'hint: the endpoint ends in /v1, which every request adds itself: try https://abc.execute-api.us-east-1.amazonaws.com/prod\n',
+    );
+  });
+});
+
 const refused = Object.assign(new TypeError('fetch failed'), {
   cause: Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }),
 });

@@ -76,6 +76,9 @@ export interface DeletionRecord extends DeletionRef {
   verifiedRound?: number;
   /** The last round whose chains a dispatcher began creating one by one, not in a transaction. */
   registeredRound?: number;
+  /** The call that holds that round's registration (it alone starts the round), and since when. */
+  registeredBy?: string;
+  registeredAt?: string;
   /**
    * The tenant offboarding that took it in, if one did: its completion is counted towards that
    * offboarding (a deletion that names none never reaches the offboarder).

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import {
   type ChainLayout,
   type ChainRecord,
@@ -147,9 +148,10 @@ export class Dispatcher {
    * Creates the round's chains and starts it: the chains it started, none if the round was
    * started already (or has no chains). One transaction when the round has at most 99 chains.
    * Otherwise, or once an earlier call began the round chain by chain, the round is marked so
-   * (no transaction begins it from then on), every chain is created on its own, and the round
-   * starts with the chains there are: the start is conditional on PENDING in this round, so
-   * only one call starts it. Only the transaction creates the first chain with its page open.
+   * (no transaction begins it from then on, and no other call marks it while this one holds
+   * it), every chain is created on its own, and the round starts with the chains there are:
+   * the start is conditional on PENDING in this round and on the mark being this call's. Only
+   * the transaction creates the first chain with its page open.
    *
    * Chains an earlier call made stand as they are, and this call's layout is not added to
    * them: the location may have changed since, and two layouts could overlap and count a key
@@ -163,14 +165,17 @@ export class Dispatcher {
       if (begun.status === 'ok') return begun.item;
       if (begun.status === 'fenced') return [];
     }
-    // Chain by chain, the first page is not recorded: its chain lists it again.
-    if (!isOk(await this.#deletions.markRegistering(deletion))) return [];
+    // Chain by chain, the first page is not recorded: its chain lists it again. Held by this
+    // call until it starts the round: another call at once (the sweeper's, and the stream
+    // record its claim writes) makes and starts nothing, so none starts with a part of them.
+    const token = randomUUID();
+    if (!isOk(await this.#deletions.markRegistering(deletion, token))) return [];
     let registered = await collect(this.#chains.list(deletion));
     if (registered.length === 0) {
       if (!isOk(await this.#chains.register(deletion, layout, versioned))) return [];
       registered = await collect(this.#chains.list(deletion));
     }
-    const started = await this.#deletions.start(deletion, registered.length, versioned);
+    const started = await this.#deletions.start(deletion, registered.length, versioned, token);
     return isOk(started) ? registered.filter(notStarted) : [];
   }
 

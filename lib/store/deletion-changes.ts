@@ -20,6 +20,13 @@ export interface RoundStart {
   versioned: boolean;
 }
 
+/**
+ * How long a call may hold a round's registration (`registering`): the longest that a function
+ * that dispatches runs (the sweeper's timeout; the dispatcher's is shorter). Past it, the call
+ * that took it has ended, and another may take it over.
+ */
+export const REGISTRATION_HOLD_SECONDS = 120;
+
 /** Every chain of the round has settled, and nobody has claimed its verification yet. */
 const roundIsUnverified: Condition = {
   expression:
@@ -109,8 +116,9 @@ export const deletionChanges = {
       { ':now': now.toISOString(), ':expires': expiry(now, retentionDays) },
     ),
 
-  start: (deletion: DeletionRef, now: string, round: RoundStart) =>
-    transition(
+  /** With `token`: only by the call that holds the round's registration (`registering`). */
+  start: (deletion: DeletionRef, now: string, round: RoundStart, token?: string) => {
+    const start = transition(
       deletion,
       'start',
       [
@@ -118,7 +126,11 @@ export const deletionChanges = {
         'versioned = :versioned, updatedAt = :now, sweepSk = :now',
       ].join(' '),
       { ':total': round.chainsTotal, ':zero': 0, ':versioned': round.versioned, ':now': now },
-    ),
+    );
+    if (token === undefined) return start;
+    const held = { expression: 'registeredBy = :token', values: { ':token': token } };
+    return { ...start, condition: all(start.condition, held) };
+  },
 
   /** The start in the transaction that creates the round's chains (`ChainStore.begin`). */
   startWithChains: (deletion: DeletionRef, now: string, round: RoundStart) => {
@@ -126,11 +138,23 @@ export const deletionChanges = {
     return { ...start, condition: all(start.condition, notRegistering) };
   },
 
-  /** The round's chains are about to be created one by one: none begins in one transaction. */
-  registering: (deletion: DeletionRef, now: string) => ({
-    update: 'SET registeredRound = :round, updatedAt = :now',
-    values: { ':now': now },
-    condition: all(deletionMay('start'), atRound(deletion.round)),
+  /**
+   * The round's chains are about to be created one by one by the call holding `token`, and
+   * none begins in one transaction: refused while another call holds it, unless it took it
+   * `REGISTRATION_HOLD_SECONDS` ago or more (that call has ended).
+   */
+  registering: (deletion: DeletionRef, now: Date, token: string) => ({
+    update:
+      'SET registeredRound = :round, registeredBy = :token, registeredAt = :now, updatedAt = :now',
+    values: {
+      ':now': now.toISOString(),
+      ':token': token,
+      ':heldSince': new Date(now.getTime() - REGISTRATION_HOLD_SECONDS * 1000).toISOString(),
+    },
+    condition: all(deletionMay('start'), atRound(deletion.round), {
+      expression:
+        'attribute_not_exists(registeredBy) OR registeredRound <> :round OR registeredBy = :token OR registeredAt < :heldSince',
+    }),
   }),
 
   nextRound: (deletion: DeletionRef, versioned: boolean, now: string) =>

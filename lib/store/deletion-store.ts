@@ -158,17 +158,19 @@ export class DeletionStore {
     );
   }
 
-  /** PENDING -> RUNNING once every chain of the round is registered. */
-  async start(deletion: DeletionRef, chainsTotal: number, versioned: boolean): Promise<Outcome> {
-    return this.#write(deletion, changes.start(deletion, this.#now(), { chainsTotal, versioned }));
+  /** PENDING -> RUNNING with its chains; with `token`, only by `markRegistering`'s holder. */
+  async start(deletion: DeletionRef, chainsTotal: number, versioned: boolean, token?: string) {
+    const round = { chainsTotal, versioned };
+    return this.#write(deletion, changes.start(deletion, this.#now(), round, token));
   }
 
   /**
-   * Marks the round as having its chains created one by one, before the first is: from then on
-   * no transaction begins it (`ChainStore.begin` answers `duplicate`). Fenced unless PENDING.
+   * Marks the round as having its chains created one by one by the call holding `token`, before
+   * the first is: from then on no transaction begins it (`ChainStore.begin` answers `duplicate`)
+   * and only that call starts it. Fenced unless PENDING, or while another call holds it.
    */
-  async markRegistering(deletion: DeletionRef): Promise<Outcome> {
-    return this.#write(deletion, changes.registering(deletion, this.#now()));
+  async markRegistering(deletion: DeletionRef, token: string): Promise<Outcome> {
+    return this.#write(deletion, changes.registering(deletion, this.#clock.now(), token));
   }
 
   /** RUNNING -> PENDING with round + 1: the location is listed and dispatched afresh. */

@@ -2,6 +2,7 @@ import { Capture, Match } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
 import { DISPATCH_BATCH_SIZE, DISPATCH_PARALLELIZATION } from '../../cdk/event-sources.ts';
 import { ROUTES } from '../../lib/api/routes.ts';
+import { REGISTRATION_HOLD_SECONDS } from '../../lib/store/deletion-changes.ts';
 import { ENV, REQUIRED_SETTINGS } from '../../lib/support/index.ts';
 import { allowedActions, allowStatements, allows, roleId } from './iam.ts';
 import {
@@ -396,6 +397,19 @@ describe('plan queue and planner', () => {
       resourceById(defaults.template, planDeadLettersId).Properties?.MessageRetentionPeriod,
     ).toBe(14 * 86_400);
   });
+
+  it.each(['dispatcher', 'sweeper'] as const)(
+    'lets the %s run no longer than a round registered chain by chain is held for it',
+    (fn) => {
+      // Act
+      const timeout = toNumber(
+        resourceById(defaults.template, defaults.fn(fn)).Properties?.Timeout,
+      );
+
+      // Assess: past the hold, another call takes the round over, its holder having ended
+      expect(timeout).toBeLessThanOrEqual(REGISTRATION_HOLD_SECONDS);
+    },
+  );
 
   it('hides a plan page for at least six times the planner timeout', () => {
     // Act

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ChainRecord, KeyRange } from '../../../lib/core/index.ts';
 import { collect } from '../../../lib/pipeline/index.ts';
+import { REGISTRATION_HOLD_SECONDS } from '../../../lib/store/deletion-changes.ts';
 import { aDeletion, aPage } from '../../helpers/records.ts';
 import { storesOf } from '../../helpers/stores.ts';
 import { startTarget, type TestTarget } from '../../helpers/target.ts';
@@ -158,29 +159,60 @@ describe.skipIf(process.env.LETHE_TEST_API_URL)('ChainStore over DynamoDB', () =
     const deletion = await stores.putDeletion(
       aDeletion({ deletionId: randomUUID(), state: 'PENDING' }),
     );
-    const marked = await stores.deletions.markRegistering(deletion);
+    const marked = await stores.deletions.markRegistering(deletion, 'first');
     const layout = [{ chainId, prefix: `${deletion.prefix}p/` }];
 
-    // Act: a call that read the deletion before the mark tries the transaction
+    // Act: a call that read the deletion before the mark tries the transaction; another call
+    // tries to mark the round and to start it while the first holds it.
     const refused = await stores.chains.begin(deletion, layout, false);
+    const second = await stores.deletions.markRegistering(deletion, 'second');
+    const startedBySecond = await stores.deletions.start(deletion, 1, false, 'second');
 
-    // Assess: a duplicate (go chain by chain), not fenced; nothing written, the round not started
+    // Assess: a duplicate (go chain by chain), not fenced; nothing written, the round not
+    // started; only the holder may mark it again, or start it.
     expect(marked.status).toBe('ok');
     expect(refused.status).toBe('duplicate');
+    expect(second.status).toBe('fenced');
+    expect(startedBySecond.status).toBe('fenced');
+    expect((await stores.deletions.markRegistering(deletion, 'first')).status).toBe('ok');
     expect(await collect(stores.chains.list(deletion))).toEqual([]);
     expect(await stores.deletions.get(deletion.tenant, deletion.deletionId)).toMatchObject({
       state: 'PENDING',
       registeredRound: 1,
+      registeredBy: 'first',
     });
+    expect((await stores.deletions.start(deletion, 1, false, 'first')).status).toBe('ok');
     // The next round may begin in one transaction again; a round under way is not marked.
     const running = await stores.putDeletion(
       aDeletion({ deletionId: randomUUID(), state: 'RUNNING', chainsTotal: 1 }),
     );
-    expect((await stores.deletions.markRegistering(running)).status).toBe('fenced');
+    expect((await stores.deletions.markRegistering(running, 'first')).status).toBe('fenced');
     const next = await stores.putDeletion(
       aDeletion({ deletionId: randomUUID(), state: 'PENDING', round: 2, registeredRound: 1 }),
     );
     expect((await stores.chains.begin(next, layout, false)).status).toBe('ok');
+  });
+
+  it('lets a call take over the registration of a round held by one that has ended', async () => {
+    // Prepare: a call took it longer ago than any function that dispatches runs
+    const heldAt = new Date(Date.now() - (REGISTRATION_HOLD_SECONDS + 1) * 1000).toISOString();
+    const deletion = await stores.putDeletion(
+      aDeletion({
+        deletionId: randomUUID(),
+        state: 'PENDING',
+        registeredRound: 1,
+        registeredBy: 'ended',
+        registeredAt: heldAt,
+      }),
+    );
+
+    // Act
+    const taken = await stores.deletions.markRegistering(deletion, 'next');
+
+    // Assess
+    expect(taken.status).toBe('ok');
+    expect((await stores.deletions.start(deletion, 0, false, 'ended')).status).toBe('fenced');
+    expect((await stores.deletions.start(deletion, 0, false, 'next')).status).toBe('ok');
   });
 
   it('begins no round of a deletion that is not PENDING in it', async () => {

@@ -462,7 +462,12 @@ describe('Dispatcher.dispatch, starting the round', () => {
     expect(outcome).toEqual({ outcome: 'dispatched' });
     expect(deletions.markRegistering).toHaveBeenCalledOnce();
     expect(chains.register).not.toHaveBeenCalled();
-    expect(deletions.start).toHaveBeenLastCalledWith(expect.anything(), 2, false);
+    expect(deletions.start).toHaveBeenLastCalledWith(
+      expect.anything(),
+      2,
+      false,
+      expect.any(String),
+    );
     expect(
       queue.send.mock.calls[0]?.[0]
         .map((message) => (message.type === 'page' ? message.chainId : ''))
@@ -483,7 +488,12 @@ describe('Dispatcher.dispatch, starting the round', () => {
 
     // Assess: the round runs the chain there is; a chain per child would list its keys again
     expect(chains.register).not.toHaveBeenCalled();
-    expect(deletions.start).toHaveBeenCalledExactlyOnceWith(expect.anything(), 1, false);
+    expect(deletions.start).toHaveBeenCalledExactlyOnceWith(
+      expect.anything(),
+      1,
+      false,
+      expect.any(String),
+    );
     expect(queue.send.mock.calls.flat(2)).toEqual([pageMessage(whole, 0)]);
   });
 
@@ -500,7 +510,12 @@ describe('Dispatcher.dispatch, starting the round', () => {
     expect(chains.begin).not.toHaveBeenCalled();
     expect(deletions.markRegistering).toHaveBeenCalledOnce();
     expect(chains.register.mock.calls[0]?.[1]).toHaveLength(2);
-    expect(deletions.start).toHaveBeenCalledExactlyOnceWith(expect.anything(), 2, false);
+    expect(deletions.start).toHaveBeenCalledExactlyOnceWith(
+      expect.anything(),
+      2,
+      false,
+      expect.any(String),
+    );
   });
 
   it('goes chain by chain when its transaction finds the round marked (its image was older)', async () => {
@@ -515,7 +530,27 @@ describe('Dispatcher.dispatch, starting the round', () => {
     // Assess
     expect(deletions.markRegistering).toHaveBeenCalledOnce();
     expect(chains.register).toHaveBeenCalledOnce();
-    expect(deletions.start).toHaveBeenCalledExactlyOnceWith(expect.anything(), 2, false);
+    expect(deletions.start).toHaveBeenCalledExactlyOnceWith(
+      expect.anything(),
+      2,
+      false,
+      expect.any(String),
+    );
+  });
+
+  it('starts a round it made chain by chain only as the holder of its mark', async () => {
+    // Prepare
+    const many = Array.from({ length: 100 }, (_, n) => `${location}dt=2026-${n}/`);
+    children(many, [], false);
+    const { subject, deletions } = dispatcher(pendingThenRunning({}, 100));
+
+    // Act
+    await subject.dispatch(ref);
+
+    // Assess: the start names the token the mark was taken with, a new one each call
+    const token = deletions.markRegistering.mock.calls[0]?.[1];
+    expect(token).toMatch(/^[0-9a-f-]{36}$/);
+    expect(deletions.start).toHaveBeenCalledExactlyOnceWith(expect.anything(), 100, false, token);
   });
 
   it('makes no chain when the mark finds the round started', async () => {
@@ -583,7 +618,12 @@ describe('Dispatcher.dispatch, starting the round', () => {
     // Assess
     expect(chains.begin).not.toHaveBeenCalled();
     expect(chains.register.mock.calls[0]?.[1]).toHaveLength(100);
-    expect(deletions.start).toHaveBeenCalledExactlyOnceWith(expect.anything(), 100, false);
+    expect(deletions.start).toHaveBeenCalledExactlyOnceWith(
+      expect.anything(),
+      100,
+      false,
+      expect.any(String),
+    );
   });
 });
 

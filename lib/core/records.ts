@@ -51,11 +51,19 @@ export interface DeletionRecord extends DeletionRef {
   /** Each round lists the location afresh; a round ends in verification. */
   attempts: number;
   /**
-   * Resumes by the sweeper since the round last moved (a chain settled or was added, the
-   * round was verified) or the deletion was retried; absent: none. A worker's heartbeat is not
-   * progress: a worker that fails after it has one.
+   * Resumes by the sweeper since the round last moved (a page was counted, a chain settled or
+   * was added, the round was verified) or the deletion was retried; absent: none. A worker's
+   * heartbeat is not progress: a worker that fails after it has one.
    */
   stalls?: number;
+  /**
+   * Pages the round's chains had counted at the last stale claim (`progressRound`): a claim
+   * that finds more starts the stalls again. `stalledRound`: the round the Stalled verdict
+   * was given in, which stands from then on.
+   */
+  progressSeen?: number;
+  progressRound?: number;
+  stalledRound?: number;
   /**
    * The round a retry left off at (the retry's own first round is the next one): a retried
    * deletion has `LETHE_MAX_ROUNDS` rounds afresh before LocationNotEmpty. Absent: never retried.

@@ -112,10 +112,15 @@ export class Sweeper {
   /** A stale deletion: claimed, then resumed, or FAILED (Stalled) once its attempts are spent. */
   async #takeOn(seen: DeletionRecord, report: SweepReport): Promise<void> {
     report.stale++;
-    // Stalled: as many resumes as attempts allowed, with no progress since the first. The
-    // claim that gives the verdict resumes nothing: it is no attempt.
-    const stalled = (seen.stalls ?? 0) + 1 >= this.#maxAttempts;
-    const claim = await this.#deletions.claimStale(seen, !stalled);
+    // Stalled: as many resumes as attempts allowed, with no progress since the first; pages
+    // counted since the last claim start the count again. The claim that gives the verdict
+    // resumes nothing (it is no attempt), and the verdict stands once given, whatever a
+    // straggler settles meanwhile.
+    const pagesDone = seen.state === 'RUNNING' ? await this.#pagesDone(seen) : 0;
+    const moved = seen.progressRound === seen.round && pagesDone > (seen.progressSeen ?? 0);
+    const stalls = (moved ? 0 : (seen.stalls ?? 0)) + 1;
+    const stalled = seen.stalledRound === seen.round || stalls >= this.#maxAttempts;
+    const claim = await this.#deletions.claimStale(seen, !stalled, { stalls, pagesDone });
     if (claim.status !== 'ok') return;
     const claimed = claim.item;
     failpoint('sweeper.after-claim');
@@ -130,6 +135,13 @@ export class Sweeper {
     this.#events.resumed(claimed, seen.updatedAt);
     report.messages += await this.#resume(claimed);
     report.resumed++;
+  }
+
+  /** The pages the chains of the deletion's round have counted. */
+  async #pagesDone(deletion: DeletionRecord): Promise<number> {
+    let pages = 0;
+    for await (const chain of this.#chains.list(deletion)) pages += chain.pagesDone;
+    return pages;
   }
 
   /** How many deletions wait out their grace window. */

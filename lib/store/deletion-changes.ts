@@ -14,6 +14,12 @@ import type { Change } from './table.ts';
  * its values and its condition. The state rules come from the lifecycle tables.
  */
 
+/** A stale deletion's stalls as the sweeper counts them, and the pages its round had counted. */
+export interface StallCount {
+  stalls: number;
+  pagesDone: number;
+}
+
 /** A round starting with `chainsTotal` chains (PENDING -> RUNNING). */
 export interface RoundStart {
   chainsTotal: number;
@@ -251,14 +257,21 @@ export const deletionChanges = {
 
   /**
    * One more stall (and, when it is resumed, attempt), won only if nothing moved since the
-   * sweeper read the deletion.
+   * sweeper read the deletion: `count.stalls` as the sweeper counted it, with the pages the
+   * round's chains had counted (the next claim tells progress by them). The Stalled verdict's
+   * claim (`attempt` false) marks the round, so the verdict stands once given.
    */
-  claimStale: (seen: DeletionRecord, now: string, attempt: boolean): Change => ({
-    update: `SET ${attempt ? 'attempts = attempts + :one, ' : ''}stalls = if_not_exists(stalls, :zero) + :one, updatedAt = :now, sweepSk = :now`,
+  claimStale: (seen: DeletionRecord, now: string, attempt: boolean, count: StallCount): Change => ({
+    update: [
+      'SET stalls = :stalls, progressSeen = :pages, progressRound = :round,',
+      'updatedAt = :now, sweepSk = :now,',
+      attempt ? 'attempts = attempts + :one' : 'stalledRound = :round',
+    ].join(' '),
     names: { '#state': 'state' },
     values: {
-      ':one': 1,
-      ':zero': 0,
+      ...(attempt ? { ':one': 1 } : {}),
+      ':stalls': count.stalls,
+      ':pages': count.pagesDone,
       ':now': now,
       ':seen': seen.state,
       ':updatedAt': seen.updatedAt,

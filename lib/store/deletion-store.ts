@@ -34,6 +34,8 @@ export interface DeletionStoreOptions {
   readonly newId?: () => string;
 }
 
+type StallCountOf = Parameters<typeof changes.claimStale>[3];
+
 /** A lost race is decided afresh at once: the next read shows who won. */
 const noWait = async () => {};
 
@@ -261,13 +263,12 @@ export class DeletionStore {
 
   /**
    * A stale deletion, claimed if nothing moved since the sweeper read it: for one more attempt,
-   * or (`attempt` false) for the Stalled verdict, which is none.
+   * or (`attempt` false) for the Stalled verdict, which is none. `count`: the sweeper's.
    */
-  async claimStale(seen: DeletionRecord, attempt = true): Promise<Outcome<DeletionRecord>> {
-    const written = await this.#table.update<DeletionRecord>(
-      this.#key(seen),
-      changes.claimStale(seen, this.#now(), attempt),
-    );
+  async claimStale(seen: DeletionRecord, attempt = true, count?: StallCountOf) {
+    const counted = count ?? { stalls: (seen.stalls ?? 0) + 1, pagesDone: 0 };
+    const change = changes.claimStale(seen, this.#now(), attempt, counted);
+    const written = await this.#table.update<DeletionRecord>(this.#key(seen), change);
     return written.ok ? ok(written.item) : duplicate(written.old);
   }
 

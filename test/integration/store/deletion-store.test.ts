@@ -277,6 +277,24 @@ describe.skipIf(process.env.LETHE_TEST_API_URL)('DeletionStore over DynamoDB', (
     expect(verdict).toMatchObject({ status: 'ok', item: { attempts: 3, stalls: 3 } });
   });
 
+  it("writes the sweeper's count of stalls with the pages it saw, and marks the round of a verdict", async () => {
+    const deletion = await aDeletionIn('RUNNING', { attempts: 3, stalls: 2, round: 2 });
+
+    const resumed = await stores.deletions.claimStale(deletion, true, { stalls: 1, pagesDone: 7 });
+    const read = resumed.status === 'ok' ? resumed.item : deletion;
+    const verdict = await stores.deletions.claimStale(read, false, { stalls: 2, pagesDone: 7 });
+
+    expect(resumed).toMatchObject({
+      status: 'ok',
+      item: { attempts: 4, stalls: 1, progressSeen: 7, progressRound: 2 },
+    });
+    expect(resumed.status === 'ok' && resumed.item.stalledRound).toBe(undefined);
+    expect(verdict).toMatchObject({
+      status: 'ok',
+      item: { attempts: 4, stalls: 2, progressSeen: 7, stalledRound: 2 },
+    });
+  });
+
   it('gives no Stalled verdict on a deletion whose round started, or gained a chain, since its claim', async () => {
     const claim = async (seen: DeletionRecord) => {
       const claimed = await stores.deletions.claimStale(seen, false);

@@ -32,11 +32,18 @@ const MAX_ATTEMPTS = 3;
  * Claims every stale deletion it is shown, as the store would: one stall more, and one attempt
  * more unless the claim resumes nothing (`attempt` false: the Stalled verdict's).
  */
-const claimAll = (seen: DeletionRecord, attempt = true): Outcome<DeletionRecord> =>
+const claimAll = (
+  seen: DeletionRecord,
+  attempt = true,
+  count = { stalls: (seen.stalls ?? 0) + 1, pagesDone: 0 },
+): Outcome<DeletionRecord> =>
   ok({
     ...seen,
     attempts: seen.attempts + (attempt ? 1 : 0),
-    stalls: (seen.stalls ?? 0) + 1,
+    stalls: count.stalls,
+    progressSeen: count.pagesDone,
+    progressRound: seen.round,
+    ...(attempt ? {} : { stalledRound: seen.round }),
     updatedAt: NOW.toISOString(),
   });
 
@@ -56,8 +63,8 @@ function sweeper(
     scheduled: vi.fn<DeletionIndex['scheduled']>(async () => due.length),
   } satisfies SweeperOptions['index'];
   const deletions = {
-    claimStale: vi.fn<DeletionStore['claimStale']>(async (seen, attempt) =>
-      claim === claimAll ? claimAll(seen, attempt) : claim(seen),
+    claimStale: vi.fn<DeletionStore['claimStale']>(async (seen, attempt, count) =>
+      claim === claimAll ? claimAll(seen, attempt, count) : claim(seen),
     ),
     begin: vi.fn<DeletionStore['begin']>(async () => done),
   } satisfies SweeperOptions['deletions'];
@@ -123,7 +130,10 @@ describe('Sweeper.sweep', () => {
     await subject.sweep();
 
     // Assess
-    expect(deletions.claimStale).toHaveBeenCalledExactlyOnceWith(seen, true);
+    expect(deletions.claimStale).toHaveBeenCalledExactlyOnceWith(seen, true, {
+      stalls: 1,
+      pagesDone: 0,
+    });
   });
 
   it('resumes a running deletion from its chains: open pages and the next page of each', async () => {
@@ -270,7 +280,10 @@ describe('Sweeper.sweep', () => {
     await subject.sweep();
 
     // Assess: the receipt says MAX_ATTEMPTS attempts, as its reason does.
-    expect(deletions.claimStale).toHaveBeenCalledExactlyOnceWith(seen, false);
+    expect(deletions.claimStale).toHaveBeenCalledExactlyOnceWith(seen, false, {
+      stalls: MAX_ATTEMPTS,
+      pagesDone: 0,
+    });
     expect(finalizer.fail).toHaveBeenCalledExactlyOnceWith(
       expect.objectContaining({ attempts: MAX_ATTEMPTS, stalls: MAX_ATTEMPTS }),
       expect.objectContaining({ message: expect.stringContaining(`${MAX_ATTEMPTS} attempts`) }),
@@ -286,7 +299,66 @@ describe('Sweeper.sweep', () => {
     await subject.sweep();
 
     // Assess
-    expect(deletions.claimStale).toHaveBeenCalledExactlyOnceWith(seen, true);
+    expect(deletions.claimStale).toHaveBeenCalledExactlyOnceWith(seen, true, {
+      stalls: MAX_ATTEMPTS - 1,
+      pagesDone: 0,
+    });
+  });
+
+  it('starts the stalls again when the chains counted pages since the last claim: a deletion that moves is not stalled', async () => {
+    // Prepare: one stall short of the verdict, but the round's chains have counted 7 pages
+    // since the last claim saw 5 (a message that failed once left a gap longer than the stale
+    // interval, and the chain went on after it).
+    const seen = aDeletion({
+      attempts: MAX_ATTEMPTS - 1,
+      stalls: MAX_ATTEMPTS - 1,
+      progressRound: 1,
+      progressSeen: 5,
+    });
+    const chains = [aChain({ pagesDone: 3 }), aChain({ chainId: 'b'.repeat(20), pagesDone: 4 })];
+    const { subject, deletions, finalizer } = sweeper([seen], claimAll, chains);
+
+    // Act
+    await subject.sweep();
+
+    // Assess: resumed as its first stall since, with the pages it saw for the next claim
+    expect(deletions.claimStale).toHaveBeenCalledExactlyOnceWith(seen, true, {
+      stalls: 1,
+      pagesDone: 7,
+    });
+    expect(finalizer.fail).not.toHaveBeenCalled();
+  });
+
+  it('gives the verdict when no page was counted since the last claim', async () => {
+    // Prepare
+    const seen = aDeletion({ stalls: MAX_ATTEMPTS - 1, progressRound: 1, progressSeen: 7 });
+    const { subject, finalizer } = sweeper([seen], claimAll, [aChain({ pagesDone: 7 })]);
+
+    // Act
+    await subject.sweep();
+
+    // Assess
+    expect(finalizer.fail).toHaveBeenCalledExactlyOnceWith(
+      expect.objectContaining({ stalledRound: 1 }),
+      expect.objectContaining({ code: 'Stalled' }),
+    );
+  });
+
+  it('gives the verdict again once given in the round, though a straggler settled a chain since', async () => {
+    // Prepare: the verdict waited for a page open; its straggler settled the chain, which
+    // cleared the stalls.
+    const seen = aDeletion({ stalledRound: 1, progressRound: 1, progressSeen: 7 });
+    const { subject, deletions, finalizer, queue } = sweeper([seen], claimAll, [
+      aChain({ pagesDone: 8 }),
+    ]);
+
+    // Act
+    await subject.sweep();
+
+    // Assess: no resume (its messages would go to stopped chains), the verdict's claim again
+    expect(deletions.claimStale).toHaveBeenCalledExactlyOnceWith(seen, false, expect.anything());
+    expect(finalizer.fail).toHaveBeenCalledOnce();
+    expect(queue.send).not.toHaveBeenCalled();
   });
 
   it.each<[string, Awaited<ReturnType<Finalizer['fail']>>, number]>([

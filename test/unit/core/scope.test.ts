@@ -42,6 +42,20 @@ describe('isInScope', () => {
     );
   });
 
+  it("never reaches a neighbour whose name extends the location's (logs/10/ beside logs/1/)", () => {
+    fc.assert(
+      fc.property(
+        fc.string({ minLength: 1, maxLength: 1 }).filter((next) => next !== '/'),
+        fc.string(),
+        fc.boolean(),
+        (next, rest, withCutoff) => {
+          const key = `${location.slice(0, -1)}${next}/dt=2026-01-01/${rest}`;
+          expect(isInScope(key, withCutoff ? partitions : { location })).toBe(false);
+        },
+      ),
+    );
+  });
+
   it('finds no day in a partition whose name is not a real day', () => {
     for (const name of ['2025-13-45', '0000-00-00', '2025-02-30', '2026-04-31', '2026-00-10']) {
       expect(partitionDayOf(`${location}dt=${name}/x.json`, location)).toBeUndefined();

@@ -168,8 +168,42 @@ describe('Finalizer.fail, when S3 refuses to list what a stalled deletion left o
   });
 });
 
+describe('Finalizer.fail, closing a page whose range holds more than it listed', () => {
+  it('counts nothing, never less, when a key written after the listing looks like one of its own', async () => {
+    // Prepare: none of the page's three keys was deleted, and a fourth landed in its range
+    // within the clock margin of its listing, so it cannot be told from the page's: four keys
+    // left of a page of three.
+    const listedAt = Date.parse('2026-03-01T12:00:00.000Z');
+    const page = { ...chainA.open['0'], listedAt } as PageRecord;
+    const chain = { ...chainA, open: { '0': page } };
+    const before = new Date(listedAt - 60_000);
+    s3.on(ListObjectsV2Command).resolves({
+      Contents: [
+        ...['a', 'b', 'x'].map((name) => ({
+          Key: `${chain.prefix}${name}`,
+          Size: 10,
+          LastModified: before,
+        })),
+        { Key: `${chain.prefix}y`, Size: 10, LastModified: new Date(listedAt + 1000) },
+      ],
+      IsTruncated: false,
+    });
+    const { subject, chains } = finalizer([chain]);
+
+    // Act
+    await subject.fail(aDeletion({ stalls: 5 }), stalled);
+
+    // Assess
+    expect(chains.completePage).toHaveBeenCalledExactlyOnceWith(chain, page, {
+      objects: 0,
+      bytes: 0,
+      failed: 0,
+    });
+  });
+});
+
 describe('Finalizer.fail, closing a page whose range holds a key written after its listing', () => {
-  it('counts only what is gone of the page: never less than nothing', async () => {
+  it('counts only what is gone of the page, the late key apart', async () => {
     // Prepare: none of the page's three keys was deleted; a fourth landed in its range after
     // it was listed (an ingest admitted before the tombstone, still in flight then).
     const listedAt = Date.parse('2026-03-01T12:00:00.000Z');

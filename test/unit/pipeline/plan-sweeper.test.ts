@@ -139,15 +139,16 @@ describe('PlanSweeper', () => {
 
   it('starts a pending plan again by its claim alone (a write to the plan is a new stream record)', async () => {
     // Arrange
-    const { sweeper, sent, plans, plan } = sweeperOf(aPlan(), []);
+    const { sweeper, sent, plans, plan, planner } = sweeperOf(aPlan(), []);
 
     // Act
     const report = await sweeper.sweep();
 
-    // Assess
+    // Assess: nothing else (no message, no verification): the claim's record starts it
     expect(report).toEqual({ looked: 1, resumed: 1, failed: 0 });
     expect(plans.claim).toHaveBeenCalledOnce();
     expect(sent).toEqual([]);
+    expect(planner.finalizeIfReady).not.toHaveBeenCalled();
     expect(plan()).toMatchObject({ state: 'PENDING', stalls: 1 });
   });
 

@@ -147,12 +147,19 @@ describe('Planner', () => {
     // Act
     await planner.start({ tenant: 'acme', planId: PLAN_ID });
 
-    // Assess
+    // Assess: the direct key is counted by the listing that found the partitions, in a chain
+    // that has ended already (no message for it)
     expect(plans.plan()).toMatchObject({ state: 'RUNNING', chainsTotal: 2, versioned: false });
     expect(sent.map((message) => [message.chainId, message.page])).toEqual([
       [chainIdOf(`${location}dt=1/`), 0],
       [chainIdOf(`${location}dt=2/`), 0],
     ]);
+    expect(await plans.chain(PLAN_ID, chainIdOf(location))).toMatchObject({
+      prefix: location,
+      ended: true,
+      objects: 1,
+      bytes: 100,
+    });
   });
 
   it('counts every object once, with duplicates of every message, then completes', async () => {

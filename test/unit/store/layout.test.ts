@@ -2,9 +2,16 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { keys, MAX_SORT_KEY_BYTES } from '../../../lib/store/layout.ts';
 
-/** An S3 key: up to 1,024 bytes of UTF-8. */
+/**
+ * An S3 key: up to 1,024 bytes of UTF-8. Left to its default size fast-check makes short ones
+ * only, so long keys (too long for a sort key beside its prefix) are drawn on purpose too.
+ */
 const s3Key = fc
-  .string({ unit: 'grapheme', minLength: 1, maxLength: 1024 })
+  .oneof(
+    fc.string({ unit: 'grapheme', minLength: 1, maxLength: 1024 }),
+    fc.string({ unit: 'grapheme', minLength: 1, maxLength: 1024, size: 'max' }),
+    fc.string({ unit: 'grapheme-ascii', minLength: 1000, maxLength: 1024 }),
+  )
   .filter((key) => Buffer.byteLength(key) <= 1024);
 
 describe('sort keys that hold an S3 key', () => {
@@ -19,6 +26,15 @@ describe('sort keys that hold an S3 key', () => {
         expect(keys.failure('d', 3, a).sk.startsWith('FAILURE#3#')).toBe(true);
       }),
     );
+  });
+
+  it('names a key too long to fit beside its prefix by its hash: two that differ at the end apart', () => {
+    const long = 'k'.repeat(1023);
+
+    const [a, b] = [`${long}a`, `${long}b`].map((key) => keys.failure('d', 3, key).sk);
+
+    expect(a).toMatch(/^FAILURE#3#sha256:[0-9a-f]{64}$/);
+    expect(a).not.toBe(b);
   });
 
   it('keeps a key that fits as it is, readable in the table', () => {

@@ -37,11 +37,13 @@ export class DeletionIndex {
     return this.#sweep(SCHEDULED_DELETIONS, '<=', now);
   }
 
-  /** How many deletions wait out their grace window. */
+  /** How many deletions wait out their grace window: DynamoDB counts them, none is read. */
   async scheduled(): Promise<number> {
-    let count = 0;
-    for await (const _ of this.#sweep(SCHEDULED_DELETIONS, '<=', new Date('9999-12-31'))) count++;
-    return count;
+    return this.#table.count({
+      IndexName: SWEEP_INDEX,
+      KeyConditionExpression: 'sweepPk = :partition',
+      ExpressionAttributeValues: { ':partition': SCHEDULED_DELETIONS },
+    });
   }
 
   /** A tenant's deletions, newest first, optionally of one state only. */

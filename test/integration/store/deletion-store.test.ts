@@ -349,6 +349,16 @@ describe.skipIf(process.env.LETHE_TEST_API_URL)('DeletionStore over DynamoDB', (
     });
   });
 
+  it('counts the deletions waiting out a grace window, without reading them', async () => {
+    const before = await stores.index.scheduled();
+    const later = new Date(Date.now() + 86_400_000).toISOString();
+    await aDeletionIn('SCHEDULED', { executeAfter: later });
+    await aDeletionIn('SCHEDULED', { executeAfter: later });
+    await aDeletionIn('RUNNING');
+
+    expect(await stores.index.scheduled()).toBe(before + 2);
+  });
+
   it('lists open deletions by last progress for the sweeper, and claims a stale one once', async () => {
     // Fresh to the stack's own sweeper (it would claim a deletion it finds stale, racing the
     // claims under test), stale to a cutoff a day ahead.

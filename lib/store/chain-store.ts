@@ -89,8 +89,8 @@ export class ChainStore {
    * Creates the chains of a round and starts it, in one transaction (so at most 99 chains): the
    * chains, `fenced` if the deletion is not PENDING in that round, or `duplicate` if one of the
    * chains exists already or the round is marked as registering (`register` makes its chains,
-   * and the round starts after them). `firstPage`:
-   * the first chain's page 0, listed already; the chain is created with it open.
+   * and the round starts after them). `firstPage`: the first chain's page 0, listed already;
+   * the chain is created with it open.
    */
   async begin(
     deletion: DeletionRecord,

@@ -1,4 +1,5 @@
 import {
+  type ChainRecord,
   type Clock,
   type DeletionRecord,
   type PageMessage,
@@ -6,7 +7,7 @@ import {
   secondsBetween,
 } from '../core/index.ts';
 import { failpoint } from '../support/index.ts';
-import type { Dispatcher } from './dispatcher.ts';
+import { collect, type Dispatcher } from './dispatcher.ts';
 import { type Finalizer, isReadyToVerify } from './finalizer.ts';
 import { deletionKeys, eachInIsolation, type SweepFailed } from './isolation.ts';
 import type { Chains, DeletionEvents, Deletions, Index, WorkSender } from './ports.ts';
@@ -116,7 +117,9 @@ export class Sweeper {
     // counted since the last claim start the count again. The claim that gives the verdict
     // resumes nothing (it is no attempt), and the verdict stands once given, whatever a
     // straggler settles meanwhile.
-    const pagesDone = seen.state === 'RUNNING' ? await this.#pagesDone(seen) : 0;
+    // Read once, before the claim: what the round has counted, and what a resume sends.
+    const chains = seen.state === 'RUNNING' ? await collect(this.#chains.list(seen)) : [];
+    const pagesDone = chains.reduce((pages, chain) => pages + chain.pagesDone, 0);
     const moved = seen.progressRound === seen.round && pagesDone > (seen.progressSeen ?? 0);
     const stalls = (moved ? 0 : (seen.stalls ?? 0)) + 1;
     const stalled = seen.stalledRound === seen.round || stalls >= this.#maxAttempts;
@@ -133,15 +136,8 @@ export class Sweeper {
       return;
     }
     this.#events.resumed(claimed, seen.updatedAt);
-    report.messages += await this.#resume(claimed);
+    report.messages += await this.#resume(claimed, chains);
     report.resumed++;
-  }
-
-  /** The pages the chains of the deletion's round have counted. */
-  async #pagesDone(deletion: DeletionRecord): Promise<number> {
-    let pages = 0;
-    for await (const chain of this.#chains.list(deletion)) pages += chain.pagesDone;
-    return pages;
   }
 
   /** How many deletions wait out their grace window. */
@@ -170,8 +166,11 @@ export class Sweeper {
     return oldest && { deletion: oldest, ageSeconds: secondsBetween(openedAt(oldest), now) };
   }
 
-  /** The claim's own stream record re-dispatches a PENDING deletion too; both are idempotent. */
-  async #resume(deletion: DeletionRecord): Promise<number> {
+  /**
+   * The claim's own stream record re-dispatches a PENDING deletion too; both are idempotent. A
+   * RUNNING one is resumed from `chains`, its round's as read for the claim.
+   */
+  async #resume(deletion: DeletionRecord, chains: ChainRecord[]): Promise<number> {
     if (deletion.state === 'PENDING') {
       await this.#dispatcher.dispatch(deletion);
       return 0;
@@ -183,7 +182,7 @@ export class Sweeper {
     // From the chains' own records: their open pages, the next page of each unfinished chain,
     // and chains that ended with nothing open but were never counted (a crash in between).
     const messages: PageMessage[] = [];
-    for await (const chain of this.#chains.list(deletion)) {
+    for (const chain of chains) {
       const open = Object.values(chain.open ?? {});
       messages.push(...open.map((page) => pageMessage(chain, page.page)));
       if (!chain.ended) messages.push(pageMessage(chain, chain.lastPage + 1));

@@ -13,7 +13,7 @@ export interface PlanOperationsOptions {
   readonly maxKeysPerSecond?: number;
 }
 
-/** Plans drafted at most for one request: each lost to the stream being created again. */
+/** Plans drafted at most for one request: each lost to the stream changing under it. */
 const PLAN_ATTEMPTS = 3;
 
 const planReply = (status: number, plan: PlanRecord, totals: PlanRecord | undefined): Reply => ({
@@ -34,9 +34,9 @@ export function planOperations({
     createPlan: async (request) => {
       const tenant = tenantOf(request);
       const name = streamOf(request);
-      // The plan's write holds only while the incarnation read is ACTIVE: one deleted and
-      // created again meanwhile is read afresh and planned (a few times at most); one being
-      // deleted is refused.
+      // The plan's write holds only while the incarnation read is ACTIVE: a stream ACTIVE again
+      // when it is read afresh (created again, or its deletion cancelled meanwhile) is planned
+      // (a few times at most); one being deleted is refused.
       let stream = await streams.get(tenant, name);
       let plan: PlanRecord | undefined;
       for (let attempt = 1; !plan; attempt++) {
@@ -49,9 +49,9 @@ export function planOperations({
         });
         if ((await plans.request(drafted)).status === 'ok') plan = drafted;
         else {
+          // ACTIVE again: created again, or the deletion that fenced this write was cancelled.
           const now = await streams.get(tenant, name);
-          const recreated = now.state === 'ACTIVE' && now.generation !== stream.generation;
-          if (!recreated || attempt === PLAN_ATTEMPTS) throw streams.refusal(now);
+          if (now.state !== 'ACTIVE' || attempt === PLAN_ATTEMPTS) throw streams.refusal(now);
           stream = now;
         }
       }

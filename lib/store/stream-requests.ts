@@ -28,6 +28,11 @@ export function requestStream(
     if (!current || current.state === 'DELETED') throw new StreamNotFoundError(tenant, stream);
     if (current.state === 'DELETING' && current.deletionId) {
       const deletion = await context.get(current.deletionId);
+      // Cancelled or completed since the stream was read: that read is stale (each frees the
+      // stream in the same transaction), and this request is not a repeat of it.
+      if (deletion?.state === 'CANCELLED' || deletion?.state === 'COMPLETED') {
+        return { done: false, why: `the deletion of ${tenant}/${stream} ended meanwhile` };
+      }
       if (deletion) return { done: true, value: { created: false, deletion } };
       throw streams.refusal(current);
     }

@@ -580,6 +580,29 @@ describe('createHttpApi, plans', () => {
     expect(JSON.parse(response.body)).toMatchObject({ generation: 2, state: 'PENDING' });
   });
 
+  it('plans a stream whose deletion was requested and cancelled while its plan was written', async () => {
+    // Prepare: the tombstone fenced the first write; the cancel left the same incarnation ACTIVE
+    const requested: PlanRecord[] = [];
+    const { respond, streams } = api({
+      plans: {
+        request: async (plan) => {
+          requested.push(plan);
+          return requested.length === 1 ? fenced() : { status: 'ok', item: plan };
+        },
+        get: async () => undefined,
+        totals: async () => NO_COUNTS,
+      },
+    });
+    streams.get.mockResolvedValueOnce(aStream()).mockResolvedValueOnce(aStream());
+
+    // Act
+    const response = await respond({ method: 'POST', resource: PLANS, pathParameters: acmeLogs });
+
+    // Assess
+    expect(response.statusCode).toBe(202);
+    expect(requested.map((plan) => plan.generation)).toEqual([1, 1]);
+  });
+
   it("records the bucket's key budget with the plan, which its estimate waits for", async () => {
     // Prepare
     const requested: PlanRecord[] = [];

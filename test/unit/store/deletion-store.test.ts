@@ -126,6 +126,25 @@ describe('DeletionStore.request (invariant 1: durable before ack)', () => {
     expect(deletion.deletionId).toBe('another');
     expect(writes()).toHaveLength(1);
   });
+
+  it('takes a repeat whose deletion was cancelled after the stream was read as a new request', async () => {
+    dynamodb
+      .on(GetCommand, { Key: STREAM_KEY })
+      .resolvesOnce({
+        Item: { ...STREAM_KEY, ...aStream({ state: 'DELETING', deletionId: DELETION_ID }) },
+      })
+      .resolves({ Item: { ...STREAM_KEY, ...aStream() } });
+    dynamodb
+      .on(GetCommand, { Key: DELETION_KEY })
+      .resolves({ Item: { ...DELETION_KEY, ...aDeletion({ state: 'CANCELLED' }) } });
+    dynamodb.on(TransactWriteCommand).resolves({});
+
+    const { created, deletion } = await stores().request('acme', 'logs', 3600);
+
+    expect(created).toBe(true);
+    expect(deletion.state).toBe('SCHEDULED');
+    expect(dynamodb.commandCalls(TransactWriteCommand)).toHaveLength(1);
+  });
 });
 
 describe('DeletionStore.cancel and begin (invariant 9: cancel and start never both win)', () => {

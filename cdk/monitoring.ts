@@ -218,22 +218,23 @@ export class LetheMonitoring extends Construct {
     // CloudWatch publishes to an encrypted topic only if the key lets it: for this account's
     // alarms in this region only, so no other account's alarm can use the key (confused deputy).
     const stack = Stack.of(this);
+    const alarmsOfThisAccount = {
+      StringEquals: { 'aws:SourceAccount': stack.account },
+      ArnLike: {
+        'aws:SourceArn': stack.formatArn({
+          service: 'cloudwatch',
+          resource: 'alarm',
+          resourceName: '*',
+          arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+        }),
+      },
+    };
     key.addToResourcePolicy(
       new PolicyStatement({
         principals: [new ServicePrincipal('cloudwatch.amazonaws.com')],
         actions: ['kms:Decrypt', 'kms:GenerateDataKey*'],
         resources: ['*'],
-        conditions: {
-          StringEquals: { 'aws:SourceAccount': stack.account },
-          ArnLike: {
-            'aws:SourceArn': stack.formatArn({
-              service: 'cloudwatch',
-              resource: 'alarm',
-              resourceName: '*',
-              arnFormat: ArnFormat.COLON_RESOURCE_NAME,
-            }),
-          },
-        },
+        conditions: alarmsOfThisAccount,
       }),
     );
     const topic = new Topic(this, 'AlarmTopic', {
@@ -241,6 +242,16 @@ export class LetheMonitoring extends Construct {
       masterKey: key,
       enforceSSL: true,
     });
+    // A topic policy replaces the topic's default one, which is what let this account's
+    // alarms publish: enforceSSL writes a policy of one Deny, so the Allow is said again here.
+    topic.addToResourcePolicy(
+      new PolicyStatement({
+        principals: [new ServicePrincipal('cloudwatch.amazonaws.com')],
+        actions: ['sns:Publish'],
+        resources: [topic.topicArn],
+        conditions: alarmsOfThisAccount,
+      }),
+    );
     topic.addSubscription(new EmailSubscription(email));
     return topic;
   }

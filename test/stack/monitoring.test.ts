@@ -427,6 +427,28 @@ describe('alarm topic (alarmEmail)', () => {
     });
   });
 
+  it("lets this account's alarms publish, which the topic policy's Deny would otherwise leave unsaid", () => {
+    // Act: a topic policy replaces the default one, so the Allow must be in it
+    const [[, policy] = []] = resourcesOfType(template, 'AWS::SNS::TopicPolicy');
+    const statements = (
+      (policy?.Properties?.PolicyDocument ?? { Statement: [] }) as {
+        Statement: { Effect: string; Principal?: unknown; Action?: unknown; Condition?: unknown }[];
+      }
+    ).Statement.filter((statement) => statement.Effect === 'Allow');
+
+    // Assess
+    expect(statements).toHaveLength(1);
+    expect(statements[0]).toMatchObject({
+      Principal: { Service: 'cloudwatch.amazonaws.com' },
+      Action: 'sns:Publish',
+    });
+    const condition = statements[0]?.Condition as Record<string, Record<string, unknown>>;
+    expect(condition.StringEquals).toEqual({ 'aws:SourceAccount': { Ref: 'AWS::AccountId' } });
+    expect(render(condition.ArnLike?.['aws:SourceArn'])).toBe(
+      'arn:<AWS::Partition>:cloudwatch:<AWS::Region>:<AWS::AccountId>:alarm:*',
+    );
+  });
+
   it('is an output', () => {
     // Assess
     template.hasOutput('AlarmTopicArn', { Value: ref(topicId()) });

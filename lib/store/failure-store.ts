@@ -38,6 +38,7 @@ export class FailureStore {
       KeyConditionExpression: 'pk = :pk AND begins_with(sk, :failures)',
       ExpressionAttributeValues: { ':pk': scope.pk, ':failures': scope.skPrefix },
       Limit: limit,
+      ConsistentRead: true,
     });
     return items.map(({ key, versionId, code, message }) => ({
       key,

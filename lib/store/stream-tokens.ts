@@ -32,6 +32,8 @@ export async function streamPage(
         ':deleted': 'DELETED',
       },
       Limit: limit - streams.length,
+      // An offboarding fans out over this list: a stream created a moment ago must be in it.
+      ConsistentRead: true,
       ...(start ? { ExclusiveStartKey: start } : {}),
     });
     streams.push(...items);

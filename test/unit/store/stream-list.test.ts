@@ -39,6 +39,14 @@ describe('StreamStore.list (DynamoDB applies Limit before the filter of DELETED 
     expect(queries()[1]).toMatchObject({ ExclusiveStartKey: keys.stream('acme', 'b'), Limit: 2 });
   });
 
+  it('reads strongly consistent: an offboarding fans out over this list, so a stream just created is in it', async () => {
+    dynamodb.on(QueryCommand).resolves({ Items: [item('a')] });
+
+    await streamStore().list('acme', 2);
+
+    expect(queries()).toEqual([expect.objectContaining({ ConsistentRead: true })]);
+  });
+
   it('asks no more than the page lacks, and stops reading once the page is full', async () => {
     dynamodb
       .on(QueryCommand)

@@ -66,7 +66,8 @@ export function dispatchFrom(dispatcher: LetheFunction, table: ITable, failures:
             },
           },
         }),
-        // A tenant offboarding's fan-out: each step's write asks for the next one.
+        // A tenant offboarding's fan-out: each step's write asks for the next one
+        // (`fanoutDue`); the write that takes a stream in, of which a step makes many, clears it.
         FilterCriteria.filter({
           eventName: FilterRule.or('INSERT', 'MODIFY'),
           dynamodb: {
@@ -74,6 +75,7 @@ export function dispatchFrom(dispatcher: LetheFunction, table: ITable, failures:
               type: { S: FilterRule.isEqual('OFFBOARDING') },
               state: { S: FilterRule.isEqual('RUNNING') },
               fannedOut: { BOOL: FilterRule.isEqual(false) },
+              fanoutDue: { BOOL: FilterRule.isEqual(true) },
             },
           },
         }),

@@ -29,7 +29,7 @@ export interface OffboarderOptions {
     | 'linkItems'
     | 'links'
     | 'relink'
-    | 'relinkItem'
+    | 'relinkItems'
     | 'advance'
     | 'windowEnded'
     | 'complete'
@@ -244,14 +244,13 @@ export class Offboarder {
           // Linked in its tombstone's transaction, in place of the cancelled one.
           {
             offboardingId: offboarding.offboardingId,
-            linkItems: (fresh) => [
-              this.#offboardings.relinkItem(
+            linkItems: (fresh) =>
+              this.#offboardings.relinkItems(
                 offboarding,
                 link.stream,
                 link.deletionId,
                 fresh.deletionId,
               ),
-            ],
           },
         );
         // Requested since by someone else: adopted. One naming it is its own (a repeat, or
@@ -261,8 +260,8 @@ export class Offboarder {
         await this.#offboardings.relink(offboarding, link.stream, link.deletionId, to, adopted);
       } catch (error) {
         // Gone since: another deletion completed it, and the link follows that one. Or relinked
-        // by another sweep meanwhile. Or a partition deletion of it is under way: the next sweep
-        // takes it again.
+        // by another sweep meanwhile, or the offboarding cancelled since this sweep read it. Or a
+        // partition deletion of it is under way: the next sweep takes it again.
         if (error instanceof StreamNotFoundError) await this.#deletedBy(offboarding, link);
         else if (error instanceof TakenInAlreadyError) continue;
         else if (!(error instanceof PartitionDeletionInProgressError)) throw error;

@@ -64,6 +64,13 @@ export const offboardingMay = (step: keyof typeof OFFBOARDING_TRANSITIONS): Cond
     : from;
 };
 
+/** This offboarding, still RUNNING: one cancelled, ended or replaced takes no stream in. */
+export const offboardingTakesIn = (offboardingId: string): Condition =>
+  all(
+    equals('offboardingId', offboardingId),
+    stateIn(OFFBOARDING_TRANSITIONS.cancel.from, 'running'),
+  );
+
 /** The plan may take this step: its state is one the step is allowed from. */
 export const planMay = (step: keyof typeof PLAN_TRANSITIONS): Condition =>
   stateIn(PLAN_TRANSITIONS[step].from, 'from');

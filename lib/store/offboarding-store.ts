@@ -7,7 +7,7 @@ import {
   type OffboardingRecord,
   systemClock,
 } from '../core/index.ts';
-import { equals, exists, isAbsent, offboardingMay } from './conditions.ts';
+import { equals, exists, isAbsent, offboardingMay, offboardingTakesIn } from './conditions.ts';
 import { keys, RUNNING_OFFBOARDINGS, SWEEP_INDEX } from './layout.ts';
 import type { Change, Table, TransactItem } from './table.ts';
 
@@ -56,10 +56,7 @@ export class OffboardingStore {
       keys.offboarding(tenant),
       offboarding,
       offboardingMay('request'),
-      {
-        sweepPk: RUNNING_OFFBOARDINGS,
-        sweepSk: `${at}#${tenant}`,
-      },
+      { sweepPk: RUNNING_OFFBOARDINGS, sweepSk: `${at}#${tenant}`, fanoutDue: true },
     );
     if (written.ok) return { created: true, offboarding };
     if (written.old) return { created: false, offboarding: written.old };
@@ -76,9 +73,10 @@ export class OffboardingStore {
   }
 
   /**
-   * Takes one stream in, once: the link and the count move together, so a repeated fan-out
-   * step counts nothing twice. For a stream it requests the deletion of, these writes join the
-   * tombstone's transaction (`linkItems`), so no deletion of the offboarding goes unlinked.
+   * Takes one stream in, once, while the offboarding runs: link and count move together (a
+   * repeated step counts nothing twice), in the tombstone's transaction for a deletion it
+   * requests (none goes unlinked). The count clears `fanoutDue`: only a step's own write
+   * (`request`, `advance`) asks for the next step, not each stream the step takes in.
    */
   linkItems(
     offboarding: OffboardingRecord,
@@ -97,9 +95,9 @@ export class OffboardingStore {
     return [
       this.#table.putItem({ ...keys.offboardingLink(offboardingId, stream), ...link }, isAbsent),
       this.#table.updateItem(keys.offboarding(tenant), {
-        update: 'ADD streams :one',
+        update: 'ADD streams :one REMOVE fanoutDue',
         values: { ':one': 1 },
-        condition: equals('offboardingId', offboardingId),
+        condition: offboardingTakesIn(offboardingId),
       }),
     ];
   }
@@ -162,16 +160,21 @@ export class OffboardingStore {
   /**
    * Points a stream's link at the deletion that replaced a cancelled one, `adopted` when the
    * offboarding did not request it; only while the link names `from` (a repeat changes nothing).
-   * `relinkItem`: the same write as a part of the new deletion's tombstone transaction.
+   * `relinkItems`: the same write as a part of the new deletion's tombstone transaction, held to
+   * the offboarding still running (a sweep that read it before its cancel takes nothing in).
    */
   async relink(of: OffboardingRecord, stream: string, from: string, to: string, adopted = false) {
     const key = keys.offboardingLink(of.offboardingId, stream);
     return (await this.#table.update(key, relinkChange(from, to, adopted))).ok;
   }
 
-  relinkItem(offboarding: OffboardingRecord, stream: string, from: string, to: string) {
-    const key = keys.offboardingLink(offboarding.offboardingId, stream);
-    return this.#table.updateItem(key, relinkChange(from, to, false));
+  relinkItems(offboarding: OffboardingRecord, stream: string, from: string, to: string) {
+    const { offboardingId, tenant } = offboarding;
+    const key = keys.offboardingLink(offboardingId, stream);
+    return [
+      this.#table.updateItem(key, relinkChange(from, to, false)),
+      this.#table.checkItem(keys.offboarding(tenant), offboardingTakesIn(offboardingId)),
+    ];
   }
 
   links(offboarding: Pick<OffboardingRecord, 'offboardingId'>): AsyncGenerator<OffboardingLink> {
@@ -191,9 +194,9 @@ export class OffboardingStore {
   async advance(seen: OffboardingRecord, last: string | undefined): Promise<boolean> {
     const written = await this.#table.update(keys.offboarding(seen.tenant), {
       update: last
-        ? 'SET fanoutAfter = :last, updatedAt = :now'
+        ? 'SET fanoutAfter = :last, fanoutDue = :true, updatedAt = :now'
         : 'SET fannedOut = :true, updatedAt = :now',
-      values: { ...(last ? { ':last': last } : { ':true': true }), ':now': this.#now() },
+      values: { ...(last ? { ':last': last } : {}), ':true': true, ':now': this.#now() },
       condition: {
         expression: `#state = :running AND offboardingId = :id AND fannedOut = :false AND ${
           seen.fanoutAfter ? 'fanoutAfter = :after' : 'attribute_not_exists(fanoutAfter)'

@@ -58,8 +58,9 @@ export function requestStream(
     ];
     const linked = takenIn?.linkItems(deletion) ?? [];
     const result = await table.transact([...parts, ...linked]);
-    // The offboarding's link refused: no race to retry, the stream was taken in before.
-    if (!result.ok && takenIn && linked.length > 0 && result.failed.includes(parts.length)) {
+    // The offboarding's link refused: no race to retry, the stream was taken in before (or the
+    // offboarding no longer runs).
+    if (!result.ok && takenIn && result.failed.some((index) => index >= parts.length)) {
       throw new TakenInAlreadyError(tenant, stream, takenIn.offboardingId);
     }
     if (!result.ok) return { done: false, why: `delete ${tenant}/${stream} lost a race` };
@@ -72,7 +73,8 @@ export function requestStream(
  * An offboarding asked for a deletion of a stream it has taken in already: an earlier run of
  * its step linked it and the deletion was cancelled since (the stream is ACTIVE again), or, for
  * a stream taken in again, its link has moved on. Nothing was written; the link stands, and the
- * sweeper takes the stream in again from it.
+ * sweeper takes the stream in again from it. Also when the offboarding is no longer RUNNING (it
+ * was cancelled after the step or sweep read it): it takes nothing in.
  */
 export class TakenInAlreadyError extends Error {
   override readonly name = 'TakenInAlreadyError';

@@ -373,3 +373,46 @@ describe.skipIf(process.env.LETHE_TEST_API_URL)('tenant offboarding, between swe
     }
   });
 });
+
+/**
+ * A fan-out goes on from each step's own write, and from nothing else: here no sweep takes a
+ * fan-out on (its stale interval is an hour), so a step that did not ask for the next one
+ * leaves the offboarding RUNNING.
+ */
+describe.skipIf(process.env.LETHE_TEST_API_URL)('tenant offboarding, step after step', () => {
+  let target: TestTarget;
+  let api: ApiClient;
+
+  beforeAll(async () => {
+    target = await startTarget({
+      settings: { LETHE_OFFBOARDING_PAGE_SIZE: '10', LETHE_STALE_AFTER_SECONDS: '3600' },
+    });
+    api = apiClient(target.baseUrl);
+  });
+  afterAll(async () => {
+    await target?.stop();
+  });
+
+  it('takes 25 streams in over three fan-out steps, each asked for by the step before it', async () => {
+    // Arrange
+    const name = `o${randomUUID().slice(0, 8)}`;
+    for (let n = 0; n < 25; n++) await api.create(name, `s-${String(n).padStart(2, '0')}`);
+
+    // Act
+    const reply = await api.call<OffboardingView>('DELETE', `/v1/tenants/${name}`);
+    const done = await waitFor(
+      'the offboarding to complete',
+      async () => {
+        const view = (await api.call<OffboardingView>('GET', `/v1/tenants/${name}/offboarding`))
+          .body;
+        return view.state === 'COMPLETED' ? view : undefined;
+      },
+      120_000,
+      250,
+    );
+
+    // Assess
+    expect(reply.status).toBe(202);
+    expect(done).toMatchObject({ streams: 25, deletionStates: { COMPLETED: 25 } });
+  });
+});

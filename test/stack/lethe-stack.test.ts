@@ -174,6 +174,8 @@ describe('dispatcher event source', () => {
             type: { S: ['OFFBOARDING'] },
             state: { S: ['RUNNING'] },
             fannedOut: { BOOL: [false] },
+            // A step's own write, not each stream the step takes in (which clears it).
+            fanoutDue: { BOOL: [true] },
           },
         },
       },

@@ -131,9 +131,11 @@ describe.skipIf(process.env.LETHE_TEST_API_URL)('OffboardingStore links and coun
   });
 
   it('answers that a stream is taken in already when a repeated step requests it again after its deletion was cancelled', async () => {
-    // Arrange: an offboarding whose own fan-out has ended (the tenant had no stream), then a
-    // step's first run takes a stream in, and its deletion is cancelled (the stream ACTIVE again)
+    // Arrange: an offboarding whose own fan-out has ended (it took in the tenant's one stream,
+    // z, whose deletion waits out the window: the offboarding runs), then a step's first run
+    // takes a stream in, and its deletion is cancelled (the stream ACTIVE again)
     const name = tenant();
+    await stores.streams.create(name, 'z');
     const { offboarding } = await offboardings.request(name, 3600);
     await waitFor(
       'the fan-out to end',
@@ -155,6 +157,45 @@ describe.skipIf(process.env.LETHE_TEST_API_URL)('OffboardingStore links and coun
     // and the step failed every time), and nothing written: the stream ACTIVE, one link
     await expect(again).rejects.toThrow(TakenInAlreadyError);
     expect(await stores.streams.find(name, 'a')).toMatchObject({ state: 'ACTIVE' });
-    expect(await offboardings.get(name)).toMatchObject({ streams: 1 });
+    expect(await offboardings.get(name)).toMatchObject({ streams: 2 });
+  });
+
+  it('takes no stream in once cancelled, for a step or a sweep that read it RUNNING before', async () => {
+    // Arrange: an offboarding running (its fan-out took in z, whose deletion waits out the
+    // window); stream a taken in and its deletion cancelled (as a cancel of the offboarding
+    // does), stream b not taken in yet; then the offboarding is cancelled
+    const name = tenant();
+    await stores.streams.create(name, 'z');
+    const { offboarding } = await offboardings.request(name, 3600);
+    await waitFor(
+      'the fan-out to end',
+      async () => (await offboardings.get(name))?.fannedOut || undefined,
+    );
+    await stores.streams.create(name, 'a');
+    await stores.streams.create(name, 'b');
+    const { offboardingId } = offboarding;
+    const first = await stores.deletions.request(name, 'a', 3600, {
+      offboardingId,
+      linkItems: (fresh) => offboardings.linkItems(offboarding, 'a', fresh.deletionId),
+    });
+    await stores.deletions.cancel(name, first.deletion.deletionId);
+    await offboardings.cancel(name);
+
+    // Act: a step takes b in, a sweep takes a in again, each from its read of it RUNNING
+    const step = stores.deletions.request(name, 'b', 0, {
+      offboardingId,
+      linkItems: (fresh) => offboardings.linkItems(offboarding, 'b', fresh.deletionId),
+    });
+    const retake = stores.deletions.request(name, 'a', 0, {
+      offboardingId,
+      linkItems: (fresh) =>
+        offboardings.relinkItems(offboarding, 'a', first.deletion.deletionId, fresh.deletionId),
+    });
+
+    // Assess: nothing requested (before: both deletions PENDING at once, grace 0)
+    await expect(step).rejects.toThrow(TakenInAlreadyError);
+    await expect(retake).rejects.toThrow(TakenInAlreadyError);
+    expect(await stores.streams.find(name, 'a')).toMatchObject({ state: 'ACTIVE' });
+    expect(await stores.streams.find(name, 'b')).toMatchObject({ state: 'ACTIVE' });
   });
 });

@@ -83,7 +83,7 @@ function world(names: string[], overrides: Partial<OffboardingRecord> = {}) {
       },
     ),
     // The fake commits the relink as its transaction item is made (in the tombstone's).
-    relinkItem: vi.fn((_: OffboardingRecord, stream: string, from: string, to: string) => {
+    relinkItems: vi.fn((_: OffboardingRecord, stream: string, from: string, to: string) => {
       const link = links.find((candidate) => candidate.stream === stream);
       if (link?.deletionId !== from) throw new TakenInAlreadyError('acme', stream, OFFBOARDING_ID);
       link.deletionId = to;

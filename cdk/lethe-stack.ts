@@ -177,6 +177,17 @@ export class LetheStack extends Stack {
     const sweepInterval = Duration.minutes(
       integerIn('sweepIntervalMinutes', props.sweepIntervalMinutes ?? 5, 1, 1_440),
     );
+    // A Stalled verdict closes a stopped chain's open pages a stale interval on: no function that
+    // deletes (worker and dispatcher, 60 s) may still be at it then. The local runtime's
+    // LETHE_STALE_AFTER_SECONDS may go lower, to watch recovery in seconds.
+    if (props.staleAfterSeconds !== undefined) {
+      integerIn(
+        'staleAfterSeconds',
+        props.staleAfterSeconds,
+        2 * WORKER_TIMEOUT.toSeconds(),
+        86_400,
+      );
+    }
     const dataKeys = `${dataRoot}/*`;
 
     this.table = tombstoneTable(this);

@@ -151,7 +151,9 @@ export function loadConfig(
     staleAfterSeconds: int('staleAfterSeconds', 1, 86_400),
     maxAttempts: int('maxAttempts', 1, 100),
     maxRounds: int('maxRounds', 1, 100),
-    ingestGraceSeconds: int('ingestGraceSeconds', 0, 900),
+    // At least 2: the api gives up its write after 0.7 of it (1 s at least), so verification
+    // always waits longer than an ingest in flight can still land.
+    ingestGraceSeconds: int('ingestGraceSeconds', 2, 900),
     maxEventsBytes: int('maxEventsBytes', 1, MAX_EVENTS_BYTES),
     retryAfterSeconds: int('retryAfterSeconds', 1, 3600),
     receiptRetentionDays: int('receiptRetentionDays', 1, 36_500),

@@ -146,8 +146,8 @@ describe('settings every function reads alike', () => {
 describe('settings the functions would refuse at their cold start', () => {
   it.each([
     {
-      props: { staleAfterSeconds: 0 },
-      message: 'LETHE_STALE_AFTER_SECONDS must be an integer from 1 to 86400 (got 0)',
+      props: { ingestGraceSeconds: 1 },
+      message: 'LETHE_INGEST_GRACE_SECONDS must be an integer from 2 to 900 (got 1)',
     },
     {
       props: { maxAttempts: 500 },
@@ -232,6 +232,23 @@ describe('maxEventsBytes', () => {
       Metadata: { 'lethe:entry': ENTRIES.api },
       Properties: { Environment: { Variables: { [ENV.maxEventsBytes]: '4500000' } } },
     });
+  });
+});
+
+describe('staleAfterSeconds', () => {
+  it.each([0, 60, 119, 86_401])(
+    'refuses %s: a Stalled verdict would close pages a worker (60 s) may still be deleting',
+    (seconds) => {
+      // Assess
+      expect(() => synthesize({ staleAfterSeconds: seconds })).toThrow(
+        `staleAfterSeconds must be an integer from 120 to 86400 (got ${seconds})`,
+      );
+    },
+  );
+
+  it('takes twice the worker timeout', () => {
+    // Assess
+    expect(() => synthesize({ staleAfterSeconds: 120 })).not.toThrow();
   });
 });
 

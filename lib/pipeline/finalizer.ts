@@ -151,9 +151,10 @@ export class Finalizer {
     const final = await this.#totals(seen, settled);
     if (left.empty) {
       failpoint('finalize.after-verify');
-      const done = await this.#deletions.complete({ ...final, verifiedAt });
+      // A key refused once, deleted since (by a duplicate, say): a COMPLETED receipt names none.
+      const done = await this.#deletions.complete({ ...final, failedObjects: 0, verifiedAt });
       if (done.status !== 'ok') return 'fenced';
-      this.#ended({ ...final, state: 'COMPLETED' });
+      this.#ended({ ...final, failedObjects: 0, state: 'COMPLETED' });
       return 'completed';
     }
     if (final.failedObjects > 0) return this.#fail(final);

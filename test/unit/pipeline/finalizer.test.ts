@@ -162,6 +162,22 @@ describe('Finalizer.finalize', () => {
     });
   });
 
+  it('completes with no failure when a key refused once is gone by verification (a duplicate deleted it)', async () => {
+    // Prepare
+    leftover([]);
+    const totals = { objectsDeleted: 2, bytesDeleted: 20, failedObjects: 1 };
+    const { subject, deletions } = finalizer(undefined, totals);
+
+    // Act
+    const outcome = await subject.finalize(ready());
+
+    // Assess: a COMPLETED receipt lists no failure (its failures are read only while counted)
+    expect(outcome).toBe('completed');
+    expect(deletions.complete).toHaveBeenCalledExactlyOnceWith(
+      expect.objectContaining({ objectsDeleted: 2, failedObjects: 0 }),
+    );
+  });
+
   it('aborts every upload in progress inside the location, recording each before its abort, then looks again', async () => {
     // Prepare: two uploads in progress, one deep in a partition, one directly under the location:
     // seen by the verification, listed again to abort them, gone when it looks again.

@@ -47,6 +47,9 @@ const notRegistering: Condition = {
   expression: 'attribute_not_exists(registeredRound) OR registeredRound <> :round',
 };
 
+/** No verification has recorded an upload to abort (`UploadStore.record`). */
+const noUploadsRecorded: Condition = { expression: 'attribute_not_exists(uploadsRecorded)' };
+
 /**
  * A state change: allowed from the states the lifecycle names for `step`, in the round the
  * deletion was read at; `:to` is the state it moves to.
@@ -176,12 +179,16 @@ export const deletionChanges = {
 
   complete: (deletion: DeletionRecord, now: Date, retentionDays: number) => {
     const end = ending(deletion, now, retentionDays);
-    return transition(
+    const change = transition(
       deletion,
       'complete',
       `${end.update}, completedAt = :now, verifiedAt = :verifiedAt REMOVE sweepPk, sweepSk`,
       { ...end.values, ':verifiedAt': deletion.verifiedAt ?? now.toISOString() },
     );
+    // Totals read with no upload recorded count none: they hold only while none is recorded (a
+    // verification at once that aborted one completes it, counted).
+    if (deletion.uploadsRecorded) return change;
+    return { ...change, condition: all(change.condition, noUploadsRecorded) };
   },
 
   fail: (deletion: DeletionRecord, now: Date, retentionDays: number, reason?: FailureReason) => {

@@ -8,7 +8,7 @@ import {
   PartitionDeletionInProgressError,
   StreamNotFoundError,
 } from '../../../lib/core/index.ts';
-import { DeletionStore, StreamStore } from '../../../lib/store/index.ts';
+import { DeletionStore, StreamStore, UploadStore } from '../../../lib/store/index.ts';
 import { aDeletion, aStream } from '../../helpers/records.ts';
 import { storesOf } from '../../helpers/stores.ts';
 import { startTarget, type TestTarget } from '../../helpers/target.ts';
@@ -162,6 +162,29 @@ describe.skipIf(process.env.LETHE_TEST_API_URL)('DeletionStore over DynamoDB', (
     expect(await stores.streams.find(deletion.tenant, 'logs')).toMatchObject({
       state: 'DELETED',
       deletedBy: deletion.deletionId,
+    });
+  });
+
+  it('does not complete with totals read before a verification at once recorded an upload', async () => {
+    // Arrange: two verifications of one round; the second read the deletion, then the first
+    // recorded an upload and aborted it
+    const deletion = await aDeletionIn('RUNNING');
+    const uploads = new UploadStore({ table: stores.table });
+    await uploads.record(deletion, [{ key: `${deletion.prefix}big.bin`, uploadId: 'u1' }]);
+
+    // Act: the second completes with the totals of its read (no upload recorded, none counted)
+    const stale = await stores.deletions.complete({ ...deletion, multipartUploadsAborted: 0 });
+    const counted = await stores.deletions.complete({
+      ...deletion,
+      uploadsRecorded: true,
+      multipartUploadsAborted: 1,
+    });
+
+    // Assess: the first's completion, with the upload counted, is the one that stands
+    expect([stale.status, counted.status]).toEqual(['fenced', 'ok']);
+    expect(await stores.deletions.get(deletion.tenant, deletion.deletionId)).toMatchObject({
+      state: 'COMPLETED',
+      multipartUploadsAborted: 1,
     });
   });
 

@@ -199,7 +199,7 @@ export class LetheMonitoring extends Construct {
     });
     return failing.createAlarm(this, 'SweeperAlarm', {
       alarmDescription:
-        'The sweeper failed, or did not run, three sweeps in a row. A sweep fails when an item of it failed (SweepItemsFailed): the sweeper logs "sweep item failed" with its keys and the error; every other item was handled, that one waits (and a tenant whose offboarding failed has no deletion begun). A sweeper that fails whole or does not run ends no grace window, resumes no stalled deletion, and stops retention and offboardings. Read the sweeper logs; check its schedule is enabled.',
+        'The sweeper failed, or did not run, three sweeps in a row. A sweep fails when an item of it failed (SweepItemsFailed): the sweeper logs "sweep item failed" with its keys and the error; every other item was handled, that one waits (and a tenant whose offboarding failed has no deletion begun). A sweeper that fails whole or does not run ends no grace window, resumes no stalled deletion, and stops retention and offboardings. Read the sweeper logs; check its schedule is enabled. After a deploy it is in ALARM until the first sweep runs (no sweep yet counts as none ran).',
       threshold: 1,
       comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
       evaluationPeriods: 3,

@@ -13,7 +13,7 @@ import {
   secondsBetween,
   totalsOf,
 } from '../core/index.ts';
-import { abortUpload, isRefusal, type Leftovers, uploadsUnder, whatIsLeftOf } from '../s3/index.ts';
+import { abortAll, isRefusal, type Leftovers, uploadsUnder, whatIsLeftOf } from '../s3/index.ts';
 import { failpoint } from '../support/index.ts';
 import { closeOpenPage } from './page-records.ts';
 import type {
@@ -32,7 +32,7 @@ export interface FinalizerOptions {
   >;
   readonly chains: Chains<'settle' | 'totals' | 'all' | 'completePage' | 'stop'>;
   readonly streams: Streams<'find'>;
-  readonly uploads: Uploads<'record' | 'count'>;
+  readonly uploads: Uploads<'record' | 'aborted' | 'count'>;
   readonly s3: ObjectStore;
   readonly queue: WorkSender;
   readonly events: DeletionEvents;
@@ -248,8 +248,8 @@ export class Finalizer {
   }
 
   /**
-   * Aborts every multipart upload in progress under the location, each recorded before it is
-   * aborted, so a repeated verification counts it once. True if it recorded any.
+   * Aborts every upload in progress under the location, each recorded before and marked after
+   * its abort: counted once, and not when it completed first. True if it recorded any.
    */
   async #abortUploads(deletion: DeletionRecord): Promise<boolean> {
     let recorded = false;
@@ -258,7 +258,7 @@ export class Finalizer {
       if (inside.length === 0) continue;
       await this.#uploads.record(deletion, inside);
       recorded = true;
-      for (const upload of inside) await abortUpload(this.#s3, deletion.bucket, upload);
+      await this.#uploads.aborted(deletion, await abortAll(this.#s3, deletion.bucket, inside));
     }
     return recorded;
   }

@@ -18,4 +18,4 @@ export {
   paginateVersionPages,
 } from './listing.ts';
 export { fitsXml, isTransientCode, PageDeleter, type PageResult } from './page-deleter.ts';
-export { abortUpload, type Upload, uploadsUnder } from './uploads.ts';
+export { abortAll, abortUpload, type Upload, uploadsUnder } from './uploads.ts';

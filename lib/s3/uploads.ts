@@ -43,7 +43,11 @@ export async function* uploadsUnder(
   }
 }
 
-/** Aborts an upload; one that is gone already (aborted, or completed) is not an error. */
+/**
+ * Aborts an upload: true if this call aborted it. One gone already is not an error, and not
+ * this call's: another verification aborted it, or it completed (an object now, which the
+ * next look finds and deletes as one).
+ */
 export async function abortUpload(client: S3Client, bucket: string, upload: Upload) {
   try {
     await client.send(
@@ -53,7 +57,16 @@ export async function abortUpload(client: S3Client, bucket: string, upload: Uplo
         UploadId: upload.uploadId,
       }),
     );
+    return true;
   } catch (error) {
     if (!(error instanceof NoSuchUpload)) throw error;
+    return false;
   }
+}
+
+/** Aborts each upload in turn: the ones this call aborted. */
+export async function abortAll(client: S3Client, bucket: string, uploads: readonly Upload[]) {
+  const aborted: Upload[] = [];
+  for (const upload of uploads) if (await abortUpload(client, bucket, upload)) aborted.push(upload);
+  return aborted;
 }

@@ -4,10 +4,11 @@ import { keys } from './layout.ts';
 import type { Table } from './table.ts';
 
 /**
- * The multipart uploads a deletion aborted: one item per upload, written before the abort, so
- * a repeated finalize records each once and the receipt counts them exactly. The deletion is
- * marked (`uploadsRecorded`) before the first is written, so a deletion that never met an
- * upload, nearly every one, is counted without a query.
+ * The multipart uploads a deletion aborted: one item per upload, written before the abort and
+ * marked `aborted` once an abort succeeded, so a repeated finalize records each once and the
+ * receipt counts exactly those it aborted (not one that completed before its abort). The
+ * deletion is marked (`uploadsRecorded`) before the first is written, so a deletion that never
+ * met an upload, nearly every one, is counted without a query.
  */
 export class UploadStore {
   readonly #table: Table;
@@ -26,11 +27,31 @@ export class UploadStore {
       values: { ':true': true },
       condition: exists,
     });
-    await this.#table.putAll(
-      uploads.map((upload) => ({
-        ...keys.upload(deletion.deletionId, upload.key, upload.uploadId),
-        ...upload,
-      })),
+    // Written, not put: a verification at once may have marked the upload aborted already.
+    await Promise.all(
+      uploads.map((upload) =>
+        this.#table.update(keys.upload(deletion.deletionId, upload.key, upload.uploadId), {
+          update: 'SET #key = :key, uploadId = :uploadId',
+          names: { '#key': 'key' },
+          values: { ':key': upload.key, ':uploadId': upload.uploadId },
+        }),
+      ),
+    );
+  }
+
+  /** Marks the recorded uploads this verification aborted (each counted from then on). */
+  async aborted(
+    deletion: Pick<DeletionRef, 'deletionId'>,
+    uploads: Array<{ key: string; uploadId: string }>,
+  ) {
+    await Promise.all(
+      uploads.map((upload) =>
+        this.#table.update(keys.upload(deletion.deletionId, upload.key, upload.uploadId), {
+          update: 'SET aborted = :true',
+          values: { ':true': true },
+          condition: exists,
+        }),
+      ),
     );
   }
 
@@ -40,7 +61,8 @@ export class UploadStore {
     const scope = keys.uploadsOf(deletion.deletionId);
     return this.#table.count({
       KeyConditionExpression: 'pk = :pk AND begins_with(sk, :uploads)',
-      ExpressionAttributeValues: { ':pk': scope.pk, ':uploads': scope.skPrefix },
+      FilterExpression: 'aborted = :true',
+      ExpressionAttributeValues: { ':pk': scope.pk, ':uploads': scope.skPrefix, ':true': true },
       ConsistentRead: true,
     });
   }

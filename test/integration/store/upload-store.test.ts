@@ -51,6 +51,7 @@ describe.skipIf(process.env.LETHE_TEST_API_URL)('UploadStore records and counts'
 
     // Act: a repeated finalize records the same uploads again
     await uploads.record(deletion, aborted);
+    await uploads.aborted(deletion, aborted);
     await uploads.record(deletion, aborted);
     const read = await stores.deletions.get(deletion.tenant, deletion.deletionId);
 
@@ -59,6 +60,20 @@ describe.skipIf(process.env.LETHE_TEST_API_URL)('UploadStore records and counts'
     expect(await uploads.count(read ?? deletion)).toBe(2);
     // The deletion as read before the mark counts none: the finalizer passes the mark on.
     expect(await uploads.count(deletion)).toBe(0);
+  });
+
+  it('counts only the uploads an abort took, not one recorded that completed before its abort', async () => {
+    // Arrange
+    const deletion = await aDeletion();
+    const completed = { key: `${deletion.prefix}a.bin`, uploadId: 'u1' };
+    const taken = { key: `${deletion.prefix}b.bin`, uploadId: 'u2' };
+
+    // Act
+    await uploads.record(deletion, [completed, taken]);
+    await uploads.aborted(deletion, [taken]);
+
+    // Assess
+    expect(await uploads.count({ ...deletion, uploadsRecorded: true })).toBe(1);
   });
 
   it('marks no deletion that does not exist', async () => {
@@ -96,6 +111,7 @@ describe.skipIf(process.env.LETHE_TEST_API_URL)('UploadStore records and counts'
     // Act: twice, as a repeated finalize and a repeated page would
     for (let n = 0; n < 2; n++) {
       await uploads.record(deletion, aborted);
+      await uploads.aborted(deletion, aborted);
       await failures.record(deletion, failed);
     }
     const read = await stores.deletions.get(deletion.tenant, deletion.deletionId);

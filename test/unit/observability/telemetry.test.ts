@@ -413,7 +413,7 @@ describe('deletion outcomes, counted once in the invocation that made them', () 
         nextRound: async () => done,
         heartbeat: async () => duplicate(),
       },
-      uploads: { record: async () => {}, count: async () => 0 },
+      uploads: { record: async () => {}, aborted: async () => {}, count: async () => 0 },
       chains: {
         settle: async () => done,
         totals: async () => ({ objectsDeleted: 10, bytesDeleted: 100, failedObjects: 0 }),

@@ -67,6 +67,7 @@ function finalizer(chainsOfDeletion: ChainRecord[]) {
   } satisfies FinalizerOptions['chains'];
   const uploads = {
     record: vi.fn<UploadStore['record']>(async () => {}),
+    aborted: vi.fn<UploadStore['aborted']>(async () => {}),
     count: vi.fn<UploadStore['count']>(async () => 0),
   } satisfies FinalizerOptions['uploads'];
   const events = { ended: vi.fn(), resumed: vi.fn() } satisfies DeletionEvents;

@@ -2,6 +2,7 @@ import {
   AbortMultipartUploadCommand,
   ListMultipartUploadsCommand,
   ListObjectVersionsCommand,
+  NoSuchUpload,
   S3Client,
 } from '@aws-sdk/client-s3';
 import { mockClient } from 'aws-sdk-client-mock';
@@ -71,6 +72,7 @@ function finalizer(
   } satisfies DeletionEvents;
   const uploads = {
     record: vi.fn<UploadStore['record']>(async () => {}),
+    aborted: vi.fn<UploadStore['aborted']>(async () => {}),
     count: vi.fn<UploadStore['count']>(async () => 0),
   } satisfies FinalizerOptions['uploads'];
   const subject = new Finalizer({
@@ -214,6 +216,10 @@ describe('Finalizer.finalize', () => {
       { key: `${location}b.json`, uploadId: 'u2' },
     ]);
     expect(steps).toEqual(['record', 'abort u1', 'abort u2']);
+    expect(uploads.aborted).toHaveBeenCalledExactlyOnceWith(ready(), [
+      { key: `${location}dt=2026-11-01/a.json`, uploadId: 'u1' },
+      { key: `${location}b.json`, uploadId: 'u2' },
+    ]);
     expect(s3.commandCalls(ListObjectVersionsCommand)).toHaveLength(2);
     // The deletion was read before its uploads were recorded: the count is told they were.
     expect(uploads.count).toHaveBeenCalledExactlyOnceWith(
@@ -222,6 +228,39 @@ describe('Finalizer.finalize', () => {
     expect(deletions.complete).toHaveBeenCalledWith(
       expect.objectContaining({ multipartUploadsAborted: 2 }),
     );
+  });
+
+  it('counts as aborted only the uploads its aborts took: not one that completed before its abort', async () => {
+    // Prepare: u1 completes (an object now) between the listing and its abort
+    leftover([]);
+    const inProgress = {
+      IsTruncated: false,
+      Uploads: [
+        { Key: `${location}a.bin`, UploadId: 'u1' },
+        { Key: `${location}b.bin`, UploadId: 'u2' },
+      ],
+    };
+    s3.on(ListMultipartUploadsCommand)
+      .resolvesOnce(inProgress)
+      .resolvesOnce(inProgress)
+      .resolves({ IsTruncated: false, Uploads: [] });
+    s3.on(AbortMultipartUploadCommand, { UploadId: 'u1' }).rejects(
+      new NoSuchUpload({ message: 'The specified upload does not exist.', $metadata: {} }),
+    );
+    s3.on(AbortMultipartUploadCommand, { UploadId: 'u2' }).resolves({});
+    const { subject, uploads } = finalizer();
+
+    // Act
+    await subject.finalize(ready());
+
+    // Assess: both recorded before their aborts, only u2 marked (counted)
+    expect(uploads.record).toHaveBeenCalledWith(ready(), [
+      { key: `${location}a.bin`, uploadId: 'u1' },
+      { key: `${location}b.bin`, uploadId: 'u2' },
+    ]);
+    expect(uploads.aborted).toHaveBeenCalledExactlyOnceWith(ready(), [
+      { key: `${location}b.bin`, uploadId: 'u2' },
+    ]);
   });
 
   it('does not complete while an upload started after the abort is in progress: another round', async () => {

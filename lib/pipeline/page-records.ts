@@ -12,7 +12,8 @@ import {
   type PageRecord,
   startOf,
 } from '../core/index.ts';
-import { firstPage, type ListingPage, paginateVersionPages } from '../s3/index.ts';
+import { firstPage, type ListingPage, type PageResult, paginateVersionPages } from '../s3/index.ts';
+import type { PageCounts } from '../store/index.ts';
 import type { Chains } from './ports.ts';
 
 /** A chain's next page after `after` (its range's start before the first), cut to its range. */
@@ -204,15 +205,69 @@ const MARKER_CLOCK_MS = 1_000;
  * current version is a marker laid since the page was listed, over a version, and that
  * version's bytes. Such a key was not deleted; the versioned round that follows deletes and
  * counts its versions. A marker from before the listing hid its key from it: never counted.
- * Read by versions from where the page starts to its last key.
  */
 async function hiddenByMarkers(
   client: S3Client,
   chain: Pick<ChainRecord, 'bucket' | 'prefix' | 'range'>,
   page: PageRecord,
 ): Promise<{ objects: number; bytes: number }> {
-  const hidden = new Set<string>();
-  const newest = new Map<string, number>();
+  const since = (page.listedAt ?? 0) - MARKER_CLOCK_MS;
+  const over = [...(await versionsOfPage(client, chain, page)).values()].filter(
+    (key) => key.markedAt !== undefined && key.markedAt >= since && key.kept !== undefined,
+  );
+  return {
+    objects: over.length,
+    bytes: over.reduce((sum, key) => sum + (key.kept ?? 0), 0),
+  };
+}
+
+/**
+ * What a page's delete counts, from the listing that opened the page: a resumed page counts
+ * entries an earlier attempt deleted, and a duplicate counts nothing (completePage counts a
+ * page once). A key S3 answered with a delete marker (a plain page in a bucket that keeps
+ * versions) was deleted only if no version is left under the marker: with versioning Enabled
+ * the marker hides the version, which the versioned round that follows counts; Suspended, the
+ * marker replaced the null version, whose data is gone. The page's listing saw each such key
+ * current, so a marker current on it now was laid since (by this delete, or a duplicate's).
+ * Its versions are read only when a marker was laid.
+ */
+export async function countOf(
+  client: S3Client,
+  chain: Pick<ChainRecord, 'bucket' | 'prefix' | 'range'>,
+  page: PageRecord,
+  sent: ListedObject[],
+  result: PageResult,
+): Promise<PageCounts> {
+  let kept: ListedObject[] = [];
+  if (result.markersLaid > 0) {
+    const refused = new Set(result.failures.map((failure) => failure.key));
+    const versions = await versionsOfPage(client, chain, page);
+    kept = sent.filter((object) => {
+      const key = versions.get(object.key);
+      return !refused.has(object.key) && key?.markedAt !== undefined && key.kept !== undefined;
+    });
+  }
+  return {
+    objects: page.count - result.failedObjects - kept.length,
+    bytes: page.bytes - result.failedBytes - kept.reduce((sum, object) => sum + object.size, 0),
+    failed: result.failures.length,
+  };
+}
+
+interface KeyVersions {
+  /** When its current version is a delete marker: when that was laid (S3's clock). */
+  markedAt?: number;
+  /** The size of its newest version that is not a marker, when one is left. */
+  kept?: number;
+}
+
+/** The page's keys as their versions show them, read from where the page starts to its last key. */
+async function versionsOfPage(
+  client: S3Client,
+  chain: Pick<ChainRecord, 'bucket' | 'prefix' | 'range'>,
+  page: PageRecord,
+): Promise<Map<string, KeyVersions>> {
+  const keys = new Map<string, KeyVersions>();
   const input = {
     Bucket: chain.bucket,
     Prefix: chain.prefix,
@@ -224,18 +279,12 @@ async function hiddenByMarkers(
       // A range's listing starts just before it (at `from` less its last character): keys that
       // sort between are the chain before's.
       if (!isInRange(entry.key, chain.range ?? {})) continue;
-      if (!entry.marker) {
-        // S3 lists a key's versions newest first: the first is the one a marker went over.
-        if (!newest.has(entry.key)) newest.set(entry.key, entry.size);
-        continue;
-      }
-      const since = (entry.modified ?? Infinity) >= (page.listedAt ?? 0) - MARKER_CLOCK_MS;
-      if (entry.latest && since) hidden.add(entry.key);
+      const key = keys.get(entry.key) ?? {};
+      keys.set(entry.key, key);
+      // S3 lists a key's versions newest first: the first is the one a marker went over.
+      if (!entry.marker) key.kept ??= entry.size;
+      else if (entry.latest) key.markedAt = entry.modified ?? Infinity;
     }
   }
-  const over = [...hidden].filter((key) => newest.has(key));
-  return {
-    objects: over.length,
-    bytes: over.reduce((sum, key) => sum + (newest.get(key) ?? 0), 0),
-  };
+  return keys;
 }

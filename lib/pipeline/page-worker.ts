@@ -17,7 +17,14 @@ import type { KeyBudget } from './budget.ts';
 import type { DeletionFence } from './fence.ts';
 import type { Finalizer } from './finalizer.ts';
 import { ChainPacer, nextSlot, paceRise } from './pace.ts';
-import { assertInside, leftOfPage, listChainPage, listPageAgain, pageOf } from './page-records.ts';
+import {
+  assertInside,
+  countOf,
+  leftOfPage,
+  listChainPage,
+  listPageAgain,
+  pageOf,
+} from './page-records.ts';
 import type { Chains, Deleter, Deletions, Failures, ObjectStore, WorkSender } from './ports.ts';
 
 export interface PageWorkerOptions {
@@ -269,14 +276,7 @@ export class PageWorker {
     }
     failpoint('worker.after-delete');
     if (result.failures.length > 0) await this.#failures.record(chain, result.failures);
-    // Counted from the listing that opened the page, so a resumed page counts entries that an
-    // earlier attempt deleted, and a duplicate counts nothing. A key that only got a delete
-    // marker was not deleted: its versions are counted by the versioned round that follows.
-    const counted = {
-      objects: page.count - result.failedObjects - result.markersLaid,
-      bytes: page.bytes - result.failedBytes - result.markersLaidBytes,
-      failed: result.failures.length,
-    };
+    const counted = await countOf(this.#s3, chain, page, objects, result);
     const step = chain.pace === undefined ? undefined : { rise: paceRise(chain), sentAt };
     const completed = await this.#chains.completePage(chain, page, counted, step);
     if (completed.status !== 'ok') return { outcome: 'duplicate' };

@@ -67,8 +67,11 @@ export interface PageResult {
   failedObjects: number;
   failedBytes: number;
   /**
-   * Keys deleted without a version id in a bucket that keeps versions: S3 only laid a delete
-   * marker, the data is still there. Not deleted, not counted; the next round goes by version.
+   * Keys deleted without a version id that S3 answered with a delete marker (a bucket that
+   * keeps versions, or whose versioning is suspended), left out of `objects`: whether the data
+   * went too depends on the key's versions, which the page worker reads (`countOf`). With
+   * versioning Enabled the marker hides a version that is still there; Suspended, it takes the
+   * place of the null version, whose data is gone.
    */
   markersLaid: number;
   markersLaidBytes: number;
@@ -176,7 +179,7 @@ export class PageDeleter {
                 Key: key,
                 ...(versionId ? { VersionId: versionId } : {}),
               })),
-              // Not quiet: a key that only got a delete marker says so in Deleted.
+              // Not quiet: a key that got a delete marker says so in Deleted.
               Quiet: false,
             },
           }),

@@ -36,6 +36,21 @@ const version = (listed: ListedObject, versionId: string): ListedObject => ({
   versionId,
 });
 
+/** The deleter's answer for a plain page `sent` when S3 answered `marked` with delete markers. */
+const markersOn = (sent: ListedObject[], marked: ListedObject[]) => {
+  const bytes = (list: ListedObject[]) => list.reduce((sum, entry) => sum + entry.size, 0);
+  return {
+    objects: sent.length - marked.length,
+    bytes: bytes(sent) - bytes(marked),
+    failures: [],
+    failedObjects: 0,
+    failedBytes: 0,
+    retriedKeys: 0,
+    markersLaid: marked.length,
+    markersLaidBytes: bytes(marked),
+  };
+};
+
 /** The time a listing records (the chain's start, on its first page). */
 const listedAt = expect.any(Number);
 
@@ -680,19 +695,11 @@ describe('PageWorker.handle, a page', () => {
   });
 
   it('counts no key that only got a delete marker (the bucket turned versioned under it)', async () => {
-    // Prepare: S3 answered DeleteMarker for two of the three keys; their versions remain.
+    // Prepare: S3 answered DeleteMarker for a and c; their versions remain under the markers.
     const { pageWorker, chains, deleter } = worker();
     listing([a, b, c], false);
-    deleter.deletePage.mockResolvedValue({
-      objects: 1,
-      bytes: 20,
-      failures: [],
-      failedObjects: 0,
-      failedBytes: 0,
-      retriedKeys: 0,
-      markersLaid: 2,
-      markersLaidBytes: 40,
-    });
+    deleter.deletePage.mockResolvedValue(markersOn([a, b, c], [a, c]));
+    versionListing([markerOver(a, 'a2'), version(a, 'a1'), markerOver(c, 'c2'), version(c, 'c1')]);
 
     // Act
     const outcome = await pageWorker.handle(page(0));
@@ -701,10 +708,78 @@ describe('PageWorker.handle, a page', () => {
     expect(chains.completePage).toHaveBeenCalledExactlyOnceWith(
       expect.objectContaining({ chainId: CHAIN_ID }),
       expect.objectContaining({ page: 0, count: 3, bytes: 60 }),
-      { objects: 1, bytes: 20, failed: 0 },
+      { objects: 1, bytes: b.size, failed: 0 },
       undefined,
     );
-    expect(outcome).toMatchObject({ outcome: 'deleted', objects: 1, bytes: 20 });
+    expect(outcome).toMatchObject({ outcome: 'deleted', objects: 1, bytes: b.size });
+  });
+
+  it('counts a key whose marker lies over nothing as deleted (versioning Suspended removed its null version)', async () => {
+    // Prepare: every key got a null marker; a and b were null versions, gone with it; c was
+    // written while versioning was Enabled, and its version is still there.
+    const { pageWorker, chains, deleter } = worker();
+    listing([a, b, c], false);
+    deleter.deletePage.mockResolvedValue(markersOn([a, b, c], [a, b, c]));
+    versionListing([
+      markerOver(a, 'null'),
+      markerOver(b, 'null'),
+      markerOver(c, 'null'),
+      version(c, 'c1'),
+    ]);
+
+    // Act
+    const outcome = await pageWorker.handle(page(0));
+
+    // Assess: a and b are deleted; c is left to the versioned round, which counts it
+    expect(chains.completePage.mock.calls[0]?.[2]).toEqual({
+      objects: 2,
+      bytes: a.size + b.size,
+      failed: 0,
+    });
+    expect(outcome).toMatchObject({ outcome: 'deleted', objects: 2, bytes: a.size + b.size });
+    expect(s3.commandCalls(ListObjectVersionsCommand)[0]?.args[0].input).toMatchObject({
+      Prefix: chainPrefix,
+    });
+  });
+
+  it('never takes a refused key for one hidden by a marker (it is counted once, as a failure)', async () => {
+    // Prepare: b was refused, a and c got markers over nothing; b's current version is a marker
+    // someone else laid over it.
+    const { pageWorker, chains, deleter } = worker();
+    listing([a, b, c], false);
+    const denied = { key: b.key, code: 'AccessDenied', message: 'Access Denied' };
+    deleter.deletePage.mockResolvedValue({
+      ...markersOn([a, b, c], [a, c]),
+      objects: 0,
+      bytes: 0,
+      failures: [denied],
+      failedObjects: 1,
+      failedBytes: b.size,
+    });
+    versionListing([markerOver(a, 'null'), markerOver(b, 'b2'), version(b, 'b1')]);
+
+    // Act
+    await pageWorker.handle(page(0));
+
+    // Assess
+    expect(chains.completePage.mock.calls[0]?.[2]).toEqual({
+      objects: 2,
+      bytes: a.size + c.size,
+      failed: 1,
+    });
+  });
+
+  it('lists no versions of a page whose delete laid no marker', async () => {
+    // Prepare
+    const { pageWorker, chains } = worker();
+    listing([a, b, c], false);
+
+    // Act
+    await pageWorker.handle(page(0));
+
+    // Assess
+    expect(chains.completePage.mock.calls[0]?.[2]).toEqual({ objects: 3, bytes: 60, failed: 0 });
+    expect(s3.commandCalls(ListObjectVersionsCommand)).toHaveLength(0);
   });
 
   it("records the keys that could not be deleted, under the chain's deletion and round", async () => {

@@ -85,6 +85,8 @@ export async function startMoto(options: string | StartMotoOptions = {}): Promis
   const label = command ?? `${program} ${MOTO_LAUNCHER}`;
   const port = await freePort();
   const child = spawn(program, [...launcher, '-H', '127.0.0.1', '-p', String(port)], {
+    // The launcher exits once this process has gone, a SIGKILL of it too (no stop runs then).
+    env: { ...process.env, LETHE_MOTO_EXIT_WITH_PARENT: '1' },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   started.add(child);

@@ -96,3 +96,46 @@ describe('npm start stopped with Ctrl-C', () => {
     expect(stderr).not.toMatch(/ECONNREFUSED|poller/);
   });
 });
+
+/** `kill -9` (an OOM kill, a closed CI job): no handler runs, and no stop reaches the children. */
+describe('npm start killed with SIGKILL', () => {
+  it('leaves no emulator running behind it', { timeout: 180_000 }, async () => {
+    // Arrange: a running stack that started its own emulators.
+    const { AWS_ENDPOINT_URL: _main, AWS_ENDPOINT_URL_S3: _s3, ...env } = process.env;
+    const child = spawn(process.execPath, ['--import', 'tsx', 'lib/local/main.ts'], {
+      cwd: ROOT,
+      env: { ...env, PORT: '0', LETHE_QUIET: '1' },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    let stderr = '';
+    const ready = new Promise<number[]>((resolve, reject) => {
+      child.stderr.on('data', (chunk: Buffer) => {
+        stderr += chunk.toString();
+        const pids = /started moto \(pid (\d+)\).*\(pid (\d+)\)/.exec(stderr);
+        if (pids && stderr.includes('API ready')) resolve([Number(pids[1]), Number(pids[2])]);
+      });
+      void exited.then(() => reject(new Error(`npm start exited before it was ready: ${stderr}`)));
+    });
+    let pids: number[] = [];
+    let left: number[] = [];
+    try {
+      pids = await ready;
+      expect(pids.filter(isRunning)).toHaveLength(2);
+
+      // Act
+      child.kill('SIGKILL');
+      await exited;
+      for (let waited = 0; waited < 10_000 && pids.some(isRunning); waited += 100) {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      left = pids.filter(isRunning);
+    } finally {
+      child.kill('SIGKILL');
+      for (const pid of pids.filter(isRunning)) process.kill(pid, 'SIGKILL');
+    }
+
+    // Assess
+    expect(left).toEqual([]);
+  });
+});

@@ -1,7 +1,10 @@
 """lethe_moto: moto's server, patched to behave as AWS documents where Lethe depends on it.
 
 Run it as moto_server is run (`python3 lethe_moto.py -H 127.0.0.1 -p PORT`); startMoto() in
-lib/local/emulator.ts does. Lethe's production code follows AWS; where moto differs, we patch
+lib/local/emulator.ts does. With LETHE_MOTO_EXIT_WITH_PARENT=1 in its environment (startMoto sets
+it) the server exits once the process that started it has gone, however that one ended: a
+`kill -9` of `npm start` leaves no emulator behind on its port. Started by hand, from a terminal,
+it runs until it is stopped. Lethe's production code follows AWS; where moto differs, we patch
 moto here, not Lethe. Written against moto 5.2.1: each patch wraps or replaces one moto function
 at import time. test/integration/emulator-fixes.test.ts has one `describe` per patch; its tests
 state the AWS behaviour and fail against a bare moto_server.
@@ -158,6 +161,7 @@ sqs-receive-lock
     Fix: a long poll's wait ends when the queue's next delayed or in-flight message is due.
 """
 
+import os
 import sys
 import threading
 import time
@@ -776,7 +780,27 @@ def _sqs_receive_lock():
     _wrap(SQSBackend, "receive_message", one_at_a_time)
 
 
+def _exit_with_parent(interval=0.5):
+    """Exits, at once and without cleanup, when the process that started this one has gone.
+
+    A SIGKILL gives the parent no chance to stop its children, and Linux's PR_SET_PDEATHSIG
+    is Linux's alone. But a process whose parent has gone is handed to another (init, or a
+    subreaper), so its parent id changes: a daemon thread watches for that.
+    """
+    if os.environ.get("LETHE_MOTO_EXIT_WITH_PARENT") != "1":
+        return
+    parent = os.getppid()
+
+    def watch():
+        while os.getppid() == parent:
+            time.sleep(interval)
+        os._exit(0)
+
+    threading.Thread(target=watch, name="lethe-exit-with-parent", daemon=True).start()
+
+
 def main(argv):
+    _exit_with_parent()
     if not moto.__version__.startswith(MOTO_SERIES):
         sys.stderr.write(
             f"lethe_moto: written for moto {MOTO_SERIES}x, found moto {moto.__version__}; "

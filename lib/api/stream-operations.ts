@@ -14,7 +14,10 @@ import {
 } from './request.ts';
 
 export interface StreamOperationsOptions {
-  readonly streams: Pick<StreamStore, 'create' | 'get' | 'list' | 'admitIngest' | 'releaseIngest'>;
+  readonly streams: Pick<
+    StreamStore,
+    'create' | 'get' | 'list' | 'admitIngest' | 'releaseIngest' | 'abandonIngest'
+  >;
   readonly deletions: Pick<DeletionStore, 'request'>;
   /** A repeated DELETE's deletion under way, with its exact totals. */
   readonly receipts: Pick<Receipts, 'of'>;
@@ -78,9 +81,12 @@ export function streamOperations(options: StreamOperationsOptions) {
       let key: string;
       try {
         key = await writer.write(admitted, request.body);
-      } finally {
-        await streams.releaseIngest(admitted);
+      } catch (error) {
+        // S3 may yet store a write its client gave up on: a deletion waits for it as in flight.
+        await streams.abandonIngest(admitted);
+        throw error;
       }
+      await streams.releaseIngest(admitted);
       return {
         status: 201,
         body: { key, count: events.length },

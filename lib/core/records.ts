@@ -24,6 +24,12 @@ export interface StreamRecord {
    */
   ingestsInFlight?: Set<string>;
   lastIngestAt?: string;
+  /**
+   * When an ingest whose write failed was admitted (the last such to be recorded). A write that
+   * failed, timed out or was abandoned may still be stored by S3 after its client gave up, so
+   * its id leaves the set for this mark, which the grace after the last admission covers.
+   */
+  abandonedIngestAt?: string;
   /** Days of `dt=` partitions kept; older ones are deleted every day. */
   retentionDays?: number;
   /** The last day (UTC) a retention run was claimed: at most one a day. */
@@ -283,6 +289,11 @@ export function totalsOf(chains: Iterable<ChainRecord>, round: number): Deletion
   return totals;
 }
 
-/** An ingest admitted to the stream may still be writing (DynamoDB keeps no empty set). */
-export const hasIngestInFlight = (stream: Pick<StreamRecord, 'ingestsInFlight'>) =>
-  (stream.ingestsInFlight?.size ?? 0) > 0;
+/**
+ * An ingest admitted to the stream may still be writing (DynamoDB keeps no empty set): one in
+ * flight, or one whose write failed, which S3 may still store. How long to wait for it is
+ * counted from the last admission (`lastIngestAt`), which is never before either's.
+ */
+export const hasIngestInFlight = (
+  stream: Pick<StreamRecord, 'ingestsInFlight' | 'abandonedIngestAt'>,
+) => (stream.ingestsInFlight?.size ?? 0) > 0 || stream.abandonedIngestAt !== undefined;

@@ -88,10 +88,13 @@ export const atRound = (round: number) => equals('round', round);
 /** The item belongs to this incarnation of its stream. */
 export const atGeneration = (generation: number) => equals('generation', generation);
 
-/** The stream has no ingest in flight: none admitted, or every one admitted has finished. */
+/**
+ * The stream has no ingest in flight: none admitted, or every one admitted has finished, and
+ * none of them failed (`hasIngestInFlight`).
+ */
 export const noIngestInFlight: Condition = {
   // DynamoDB removes a set attribute once its last member is removed.
-  expression: 'attribute_not_exists(ingestsInFlight)',
+  expression: 'attribute_not_exists(ingestsInFlight) AND attribute_not_exists(abandonedIngestAt)',
 };
 
 /** Every condition holds. */

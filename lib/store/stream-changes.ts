@@ -14,6 +14,27 @@ import type { Change } from './table.ts';
 // removing a policy, claiming a day's run, and claiming the stream for a partition deletion.
 
 /**
+ * An admitted ingest ends: its id leaves the set, once however often it is sent. A write that
+ * failed (`failedAt`: when that was seen) may still be stored: S3 can finish a request whose
+ * client gave up on it (a timeout, the deadline's abort, a lost answer). So its id gives way to
+ * `abandonedIngestAt` (its admission), one attribute however many fail, and a deletion waits
+ * for it as for one in flight, the grace after the last admission.
+ */
+export function ingestEndChange(
+  admitted: Pick<StreamRecord, 'generation' | 'lastIngestAt'> & { ingestId: string },
+  failedAt?: Date,
+): Change {
+  const ended = { ':id': new Set([admitted.ingestId]) };
+  const condition = atGeneration(admitted.generation);
+  if (!failedAt) return { update: 'DELETE ingestsInFlight :id', values: ended, condition };
+  return {
+    update: 'DELETE ingestsInFlight :id SET abandonedIngestAt = :at',
+    values: { ...ended, ':at': admitted.lastIngestAt ?? failedAt.toISOString() },
+    condition,
+  };
+}
+
+/**
  * The tombstone: ACTIVE at the generation read -> DELETING, with when its deletion may start.
  * A deletion that says no ingest was in flight (`ingestsSettled`) holds only if none is as the
  * tombstone is written. The partition deletion the stream holds is the one read (it had ended):

@@ -15,6 +15,7 @@ import { all, atGeneration, type Condition, equals, isAbsent, streamMay } from '
 import { keys, RETENTION_POLICIES, SWEEP_INDEX } from './layout.ts';
 import type { OffboardingStore } from './offboarding-store.ts';
 import {
+  ingestEndChange as ingestEnd,
   partitionClaimChange,
   type RetentionRun,
   retentionChange,
@@ -165,13 +166,15 @@ export class StreamStore {
     throw new StreamNotFoundError(tenant, stream);
   }
 
-  /** Ends an admitted ingest, whatever became of its write: once, however often it is sent. */
+  /** Ends an admitted ingest whose write was stored (`ingestEndChange`). */
   async releaseIngest(admitted: AdmittedIngest): Promise<void> {
-    await this.#table.update(keys.stream(admitted.tenant, admitted.stream), {
-      update: 'DELETE ingestsInFlight :id',
-      values: { ':id': new Set([admitted.ingestId]) },
-      condition: atGeneration(admitted.generation),
-    });
+    await this.#table.update(keys.stream(admitted.tenant, admitted.stream), ingestEnd(admitted));
+  }
+
+  /** Ends an admitted ingest whose write failed, which S3 may yet store (`ingestEndChange`). */
+  async abandonIngest(admitted: AdmittedIngest): Promise<void> {
+    const change = ingestEnd(admitted, this.#clock.now());
+    await this.#table.update(keys.stream(admitted.tenant, admitted.stream), change);
   }
 
   /** The stream's part of the tombstone transaction (`tombstoneChange`). */

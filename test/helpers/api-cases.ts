@@ -104,8 +104,9 @@ function handlerWith(fault: Fault = {}) {
       get: async () => answer(fault.get, aStream()),
       list: async () => answer(fault.list, { streams: [aStream()] }),
       admitIngest: async () => answer(fault.admitIngest, { ...aStream(), ingestId: 'ingest-1' }),
-      // The api releases every admitted ingest once its write ends (ingests in flight are counted).
+      // The api ends every admitted ingest once its write ends (ingests in flight are counted).
       releaseIngest: async () => {},
+      abandonIngest: async () => {},
       refusal: (stream) => new StreamDeletingError(stream, 30, NOW),
       setRetention: async () => answer(fault.setRetention, aStream({ retentionDays: 30 })),
     },

@@ -434,24 +434,29 @@ describe.skipIf(process.env.LETHE_TEST_API_URL)('DeletionStore over DynamoDB', (
 
     it('says no ingest was in flight only when none is as the tombstone is written', async () => {
       const tenant = `t${randomUUID().slice(0, 8)}`;
-      for (const name of ['quiet', 'busy', 'racing']) await stores.streams.create(tenant, name);
+      const names = ['quiet', 'busy', 'racing', 'failed', 'racing-failed'];
+      for (const name of names) await stores.streams.create(tenant, name);
       await stores.streams.admitIngest(tenant, 'busy');
-      // An ingest admitted between the request's read of the stream and its transaction.
+      // An ingest whose write failed: S3 may still store its object.
+      await stores.streams.abandonIngest(await stores.streams.admitIngest(tenant, 'failed'));
+      // An ingest admitted between the request's read of the stream and its transaction (and,
+      // for racing-failed, whose write failed in that time too).
       const streams = new (class extends StreamStore {
-        #raced = false;
+        readonly #raced = new Set<string>();
         override async find(tenant: string, stream: string) {
           const read = await super.find(tenant, stream);
-          if (!this.#raced && stream === 'racing') {
-            this.#raced = true;
-            await this.admitIngest(tenant, stream);
+          if (!this.#raced.has(stream) && stream.startsWith('racing')) {
+            this.#raced.add(stream);
+            const admitted = await this.admitIngest(tenant, stream);
+            if (stream === 'racing-failed') await this.abandonIngest(admitted);
           }
           return read;
         }
       })({ table: stores.table, bucket: 'unused', root: 'streams' });
       const deletions = new DeletionStore({ table: stores.table, streams });
 
-      const [settled, inFlight, raced] = await Promise.all(
-        ['quiet', 'busy', 'racing'].map(async (name) => {
+      const [settled, inFlight, raced, failed, racedFailed] = await Promise.all(
+        names.map(async (name) => {
           const { deletion } = await deletions.request(tenant, name);
           return (await deletions.get(tenant, deletion.deletionId))?.ingestsSettled;
         }),
@@ -459,8 +464,10 @@ describe.skipIf(process.env.LETHE_TEST_API_URL)('DeletionStore over DynamoDB', (
 
       expect(settled).toBe(true);
       expect(inFlight).toBeUndefined();
+      expect(failed).toBeUndefined();
       // The first transaction, conditioned on no ingest in flight, lost; the retry read it.
       expect(raced).toBeUndefined();
+      expect(racedFailed).toBeUndefined();
     });
 
     it('refuses a stream that does not exist', async () => {

@@ -1,6 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { StreamDeletingError, StreamNotFoundError } from '../../../lib/core/index.ts';
+import {
+  hasIngestInFlight,
+  StreamDeletingError,
+  StreamNotFoundError,
+} from '../../../lib/core/index.ts';
 import type { StreamStore } from '../../../lib/store/index.ts';
 import { storesOf } from '../../helpers/stores.ts';
 import { startTarget, type TestTarget } from '../../helpers/target.ts';
@@ -119,6 +123,25 @@ describe.skipIf(process.env.LETHE_TEST_API_URL)('StreamStore over DynamoDB', () 
     await streams.releaseIngest(second);
     await streams.releaseIngest(second);
     expect((await streams.get(name, 'logs')).ingestsInFlight).toBeUndefined();
+  });
+
+  it('takes an ingest whose write failed out of flight, and marks the stream as waited for', async () => {
+    // Prepare: two ingests in flight
+    const name = tenant();
+    await streams.create(name, 'logs');
+    const failed = await streams.admitIngest(name, 'logs');
+    const other = await streams.admitIngest(name, 'logs');
+
+    // Act: the first's write failed; its abandon arrives twice (an SDK retry)
+    await streams.abandonIngest(failed);
+    await streams.abandonIngest(failed);
+    await streams.releaseIngest(other);
+
+    // Assess: no id is left, and the mark (its admission) says one may still be written
+    const after = await streams.get(name, 'logs');
+    expect(after.ingestsInFlight).toBeUndefined();
+    expect(after.abandonedIngestAt).toBe(failed.lastIngestAt);
+    expect(hasIngestInFlight(after)).toBe(true);
   });
 
   it('refuses an ingest into a stream that does not exist', async () => {

@@ -26,6 +26,7 @@ function apiWith(deletion = aDeletion()) {
       list: unused,
       admitIngest: unused,
       releaseIngest: unused,
+      abandonIngest: unused,
       refusal: () => {
         throw new Error('not reached by the certificate routes');
       },

@@ -36,6 +36,7 @@ function api(overrides: Partial<HttpApiOptions> = {}) {
       ingestId: 'ingest-1',
     })),
     releaseIngest: vi.fn<StreamStore['releaseIngest']>(async () => {}),
+    abandonIngest: vi.fn<StreamStore['abandonIngest']>(async () => {}),
     setRetention: vi.fn<StreamStore['setRetention']>(async () => aStream({ retentionDays: 30 })),
     refusal: vi.fn<StreamStore['refusal']>(
       (stream) => new StreamDeletingError(stream, 30, new Date(NOW)),
@@ -539,17 +540,22 @@ describe('createHttpApi, ingest', () => {
     expect(streams.releaseIngest).toHaveBeenCalledExactlyOnceWith(admitted);
   });
 
-  it('releases the admitted ingest when its write fails', async () => {
+  it('abandons the admitted ingest when its write fails (S3 may still store it)', async () => {
     // Prepare
     const { respond, streams, writer } = api();
-    writer.write.mockRejectedValue(new Error('S3 is unreachable'));
+    const admitted = { ...aStream({ generation: 4 }), ingestId: 'ingest-1' };
+    streams.admitIngest.mockResolvedValue(admitted);
+    writer.write.mockRejectedValue(
+      Object.assign(new Error('This operation was aborted'), { name: 'AbortError' }),
+    );
 
     // Act
     const response = await respond(ingest('[1]'));
 
     // Assess
     expect(response.statusCode).toBe(500);
-    expect(streams.releaseIngest).toHaveBeenCalledTimes(1);
+    expect(streams.abandonIngest).toHaveBeenCalledExactlyOnceWith(admitted);
+    expect(streams.releaseIngest).not.toHaveBeenCalled();
   });
 });
 

@@ -361,6 +361,25 @@ describe('Finalizer.finalize', () => {
     expect(queue.send.mock.calls[0]?.[1]).toBe(0.5);
   });
 
+  it.each([
+    ['waits for it', 10, 'delayed'],
+    ['stops waiting once the grace has passed', 31, 'completed'],
+  ])(
+    'for an ingest whose write failed (S3 may still store it), %s',
+    async (_, secondsAgo, outcome) => {
+      // Prepare: nothing in flight; the write of the last ingest admitted failed.
+      leftover([]);
+      const { ingestsInFlight: _inFlight, ...stream } = ingesting(secondsAgo);
+      const { subject } = finalizer({ ...stream, abandonedIngestAt: stream.lastIngestAt });
+
+      // Act
+      const finalized = await subject.finalize(ready());
+
+      // Assess
+      expect(finalized).toBe(outcome);
+    },
+  );
+
   it('stops waiting for an ingest once the grace has passed (its writer died)', async () => {
     // Prepare
     leftover([]);

@@ -5,6 +5,17 @@ import { listAll, partitionedObjects, seedObjects } from '../helpers/s3.ts';
 import { storesOf } from '../helpers/stores.ts';
 import { startTarget, type TestTarget } from '../helpers/target.ts';
 
+/** A new tenant's stream `logs` of ten objects in one partition, and the stack's stream store. */
+async function tenObjects(target: TestTarget) {
+  const api = apiClient(target.baseUrl);
+  const tenant = `t${Date.now().toString(36)}`;
+  const created = await api.create(tenant, 'logs');
+  const where = parseLocation(String(created.body.location));
+  await seedObjects(target.s3, where.bucket, partitionedObjects(where.prefix, 10, 1));
+  if (!target.local) throw new Error('needs the in-process local stack');
+  return { api, tenant, where, streams: storesOf(target.local).streams };
+}
+
 /**
  * Waiting for an ingest in flight is progress: a deletion whose verification waits out an
  * ingest grace longer than the stale threshold times the attempts allowed is alive, and ends
@@ -29,13 +40,8 @@ describe.skipIf(process.env.LETHE_TEST_API_URL)(
 
     it('completes once the grace is over, though it waits longer than 3 s x 2 attempts', async () => {
       // Prepare: a writer admitted before the tombstone that never reports back (it died).
-      const api = apiClient(target.baseUrl);
-      const tenant = `t${Date.now().toString(36)}`;
-      const created = await api.create(tenant, 'logs');
-      const where = parseLocation(String(created.body.location));
-      await seedObjects(target.s3, where.bucket, partitionedObjects(where.prefix, 10, 1));
-      if (!target.local) throw new Error('needs the in-process local stack');
-      await storesOf(target.local).streams.admitIngest(tenant, 'logs');
+      const { api, tenant, where, streams } = await tenObjects(target);
+      await streams.admitIngest(tenant, 'logs');
 
       // Act
       const deletion = await api.delete(tenant, 'logs');
@@ -69,13 +75,7 @@ describe.skipIf(process.env.LETHE_TEST_API_URL)(
 
     it('waits out the grace and deletes the object S3 stored after the write failed', async () => {
       // Prepare: ten objects, and an ingest admitted whose write failed, as the api ends one.
-      const api = apiClient(target.baseUrl);
-      const tenant = `t${Date.now().toString(36)}`;
-      const created = await api.create(tenant, 'logs');
-      const where = parseLocation(String(created.body.location));
-      await seedObjects(target.s3, where.bucket, partitionedObjects(where.prefix, 10, 1));
-      if (!target.local) throw new Error('needs the in-process local stack');
-      const streams = storesOf(target.local).streams;
+      const { api, tenant, where, streams } = await tenObjects(target);
       const admitted = await streams.admitIngest(tenant, 'logs');
       await streams.abandonIngest(admitted);
 

@@ -75,7 +75,7 @@ export interface LetheStackProps extends StackProps {
   readonly pageSize?: number;
   /** Rounds of listing the location afresh before a deletion fails `LocationNotEmpty`. @default 5 */
   readonly maxRounds?: number;
-  /** The longest a verification waits for an ingest still in flight, 0 to 900 s. @default 35 */
+  /** The longest a verification waits for an ingest still in flight, 2 to 900 s. @default 35 */
   readonly ingestGraceSeconds?: number;
   /**
    * Largest events body the api takes, up to 4,500,000 bytes: API Gateway hands the function a

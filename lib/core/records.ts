@@ -25,9 +25,11 @@ export interface StreamRecord {
   ingestsInFlight?: Set<string>;
   lastIngestAt?: string;
   /**
-   * When an ingest whose write failed was admitted (the last such to be recorded). A write that
-   * failed, timed out or was abandoned may still be stored by S3 after its client gave up, so
-   * its id leaves the set for this mark, which the grace after the last admission covers.
+   * Present once an ingest of this incarnation ended with its write failed (its value: the
+   * admission of the last one recorded). A write that failed, timed out or was abandoned may
+   * still be stored by S3 after its client gave up, so its id leaves the set for this mark, and
+   * a deletion waits as for one in flight: until the grace after the last admission, which is
+   * never before a failed one's. It lasts as long as the incarnation.
    */
   abandonedIngestAt?: string;
   /** Days of `dt=` partitions kept; older ones are deleted every day. */

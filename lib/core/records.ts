@@ -25,11 +25,8 @@ export interface StreamRecord {
   ingestsInFlight?: Set<string>;
   lastIngestAt?: string;
   /**
-   * Present once an ingest of this incarnation ended with its write failed (its value: the
-   * admission of the last one recorded). A write that failed, timed out or was abandoned may
-   * still be stored by S3 after its client gave up, so its id leaves the set for this mark, and
-   * a deletion waits as for one in flight: until the grace after the last admission, which is
-   * never before a failed one's. It lasts as long as the incarnation.
+   * Set (to its admission) once an ingest of this incarnation ended with its write failed, which
+   * S3 may still store: a deletion waits for it as for one in flight (`hasIngestInFlight`).
    */
   abandonedIngestAt?: string;
   /** Days of `dt=` partitions kept; older ones are deleted every day. */
@@ -275,6 +272,8 @@ export interface ListedObject {
   latest?: true;
   /** Its LastModified (epoch ms, to S3's second), when S3 gave it. */
   modified?: number;
+  /** Its ETag, when S3 gave it: with LastModified and size, it tells one version from another. */
+  etag?: string;
 }
 
 /**
@@ -292,9 +291,8 @@ export function totalsOf(chains: Iterable<ChainRecord>, round: number): Deletion
 }
 
 /**
- * An ingest admitted to the stream may still be writing (DynamoDB keeps no empty set): one in
- * flight, or one whose write failed, which S3 may still store. How long to wait for it is
- * counted from the last admission (`lastIngestAt`), which is never before either's.
+ * An ingest may still be writing: one in flight (DynamoDB keeps no empty set), or one whose
+ * write failed, which S3 may yet store. A wait for it counts from the last admission.
  */
 export const hasIngestInFlight = (
   stream: Pick<StreamRecord, 'ingestsInFlight' | 'abandonedIngestAt'>,

@@ -15,7 +15,7 @@ import {
 } from '../core/index.ts';
 import { abortAll, isRefusal, type Leftovers, uploadsUnder, whatIsLeftOf } from '../s3/index.ts';
 import { failpoint } from '../support/index.ts';
-import { closeOpenPage } from './page-records.ts';
+import { closeOpenPage } from './page-counts.ts';
 import type {
   Chains,
   DeletionEvents,

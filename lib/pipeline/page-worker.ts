@@ -17,14 +17,8 @@ import type { KeyBudget } from './budget.ts';
 import type { DeletionFence } from './fence.ts';
 import type { Finalizer } from './finalizer.ts';
 import { ChainPacer, nextSlot, paceRise } from './pace.ts';
-import {
-  assertInside,
-  countOf,
-  leftOfPage,
-  listChainPage,
-  listPageAgain,
-  pageOf,
-} from './page-records.ts';
+import { countOf, leftOfPage } from './page-counts.ts';
+import { assertInside, listChainPage, listPageAgain, pageOf } from './page-records.ts';
 import type { Chains, Deleter, Deletions, Failures, ObjectStore, WorkSender } from './ports.ts';
 
 export interface PageWorkerOptions {
@@ -276,7 +270,7 @@ export class PageWorker {
     }
     failpoint('worker.after-delete');
     if (result.failures.length > 0) await this.#failures.record(chain, result.failures);
-    const counted = await countOf(this.#s3, chain, page, objects, result);
+    const counted = await countOf(this.#s3, chain, page, result);
     const step = chain.pace === undefined ? undefined : { rise: paceRise(chain), sentAt };
     const completed = await this.#chains.completePage(chain, page, counted, step);
     if (completed.status !== 'ok') return { outcome: 'duplicate' };

@@ -61,6 +61,7 @@ export async function* paginatePages(
       key: decode(object.Key),
       size: object.Size ?? 0,
       ...(object.LastModified ? { modified: object.LastModified.getTime() } : {}),
+      ...(object.ETag ? { etag: object.ETag } : {}),
     }));
     const prefixes = (response.CommonPrefixes ?? []).map((entry) => decode(entry.Prefix));
     const lastKey = objects.at(-1)?.key ?? after;
@@ -104,6 +105,7 @@ export async function* paginateVersionPages(
         versionId: version.VersionId ?? 'null',
         ...(version.IsLatest ? { latest: true as const } : {}),
         ...(version.LastModified ? { modified: version.LastModified.getTime() } : {}),
+        ...(version.ETag ? { etag: version.ETag } : {}),
       })),
       ...(response.DeleteMarkers ?? []).map((deleteMarker) => ({
         key: decode(deleteMarker.Key),

@@ -68,13 +68,17 @@ export interface PageResult {
   failedBytes: number;
   /**
    * Keys deleted without a version id that S3 answered with a delete marker (a bucket that
-   * keeps versions, or whose versioning is suspended), left out of `objects`: whether the data
-   * went too depends on the key's versions, which the page worker reads (`countOf`). With
-   * versioning Enabled the marker hides a version that is still there; Suspended, it takes the
-   * place of the null version, whose data is gone.
+   * keeps versions, or whose versioning is suspended), left out of `objects`. A marker with a
+   * version id of its own (versioning Enabled) hides the version, which is still there.
    */
   markersLaid: number;
   markersLaidBytes: number;
+  /**
+   * Those of them whose marker is the null version (versioning Suspended), or that S3 gave no
+   * id: S3 removed the key's null version and laid the marker in its place, so the data listed
+   * went with it only if the listed version was the null one (`countOf` reads the versions).
+   */
+  nullMarkers: ListedObject[];
   /** Keys retried after a transient per-key error. */
   retriedKeys: number;
 }
@@ -84,7 +88,14 @@ class Tally {
   readonly failed: ListedObject[] = [];
   readonly failures: KeyFailure[] = [];
   readonly markers: ListedObject[] = [];
+  readonly nullMarkers: ListedObject[] = [];
   retriedKeys = 0;
+
+  /** S3 laid a delete marker, of version id `markerVersionId`, for an entry sent without one. */
+  marked(object: ListedObject, markerVersionId: string | undefined) {
+    this.markers.push(object);
+    if (markerVersionId === undefined || markerVersionId === 'null') this.nullMarkers.push(object);
+  }
 
   fail(object: ListedObject, code: string, message: string) {
     this.failed.push(object);
@@ -109,6 +120,7 @@ class Tally {
       failedBytes: bytes(this.failed),
       markersLaid: this.markers.length,
       markersLaidBytes: bytes(this.markers),
+      nullMarkers: this.nullMarkers,
       retriedKeys: this.retriedKeys,
     };
   }
@@ -194,7 +206,9 @@ export class PageDeleter {
       }
       for (const deleted of answer.Deleted ?? []) {
         const object = byId.get(idOf(deleted.Key ?? '', deleted.VersionId));
-        if (deleted.DeleteMarker && object && !object.versionId) tally.markers.push(object);
+        if (deleted.DeleteMarker && object && !object.versionId) {
+          tally.marked(object, deleted.DeleteMarkerVersionId);
+        }
       }
       pending = sortErrors(answer.Errors ?? [], pending, byId, tally);
       slowedDown = slowDownFor(answer.Errors ?? [], pending);
@@ -214,7 +228,8 @@ export class PageDeleter {
             ...(object.versionId ? { VersionId: object.versionId } : {}),
           }),
         );
-        if (answer.DeleteMarker && !object.versionId) tally.markers.push(object);
+        // A marker's answer names the marker's own version id.
+        if (answer.DeleteMarker && !object.versionId) tally.marked(object, answer.VersionId);
         return;
       } catch (error) {
         if (isSlowDown(error)) throw new SlowDownError(`DeleteObject in ${bucket}: SlowDown`);

@@ -302,6 +302,7 @@ describe('workerHandler, log lines', () => {
           retriedKeys: 0,
           markersLaid: 0,
           markersLaidBytes: 0,
+          nullMarkers: [],
         }),
       },
       queue: { send: async () => {} },

@@ -10,12 +10,8 @@ import {
   type ListedObject,
 } from '../../../lib/core/index.ts';
 import { chainsOver } from '../../../lib/pipeline/chain-layout.ts';
-import {
-  firstPageOf,
-  isInPage,
-  leftOfPage,
-  listPageAgain,
-} from '../../../lib/pipeline/page-records.ts';
+import { leftOfPage } from '../../../lib/pipeline/page-counts.ts';
+import { firstPageOf, isInPage, listPageAgain } from '../../../lib/pipeline/page-records.ts';
 
 const location = 'streams/acme/logs/1/';
 const day = (n: number) => `${location}dt=2026-01-0${n}/`;

@@ -26,6 +26,7 @@ function worker(chain: ChainRecord, budget: NonNullable<PageWorkerOptions['budge
       retriedKeys: 0,
       markersLaid: 0,
       markersLaidBytes: 0,
+      nullMarkers: [],
     })),
   };
   const queue = { send: vi.fn(async () => {}) };

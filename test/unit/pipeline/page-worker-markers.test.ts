@@ -140,6 +140,28 @@ describe('PageWorker, a plain page in a bucket whose versioning is Suspended', (
     });
     expect(outcome).toMatchObject({ outcome: 'deleted', objects: 2, bytes: a.size + c.size });
   });
+
+  it('counts a key whose listed null version went, though a version from while it was Enabled is left', async () => {
+    // Prepare: b was written while versioning was Enabled (b1, 99 bytes), then again once it
+    // was Suspended: the null version the page lists (20 bytes) lies over b1.
+    const bucket = new Bucket('Suspended');
+    bucket.put(a, 'null');
+    bucket.put({ ...b, size: 99 }, 'b1');
+    bucket.put(b, 'null');
+    bucket.put(c, 'null');
+    bucket.install();
+    const { pageWorker, completePage } = worker();
+
+    // Act
+    await pageWorker.deleteListed(opened, record, [a, b, c]);
+
+    // Assess: the three listed are gone; b1 is left to the versioned round, which counts it
+    expect(bucket.keys.get(b.key)).toEqual([
+      { versionId: 'null', size: 0, marker: true },
+      { versionId: 'b1', size: 99, marker: false },
+    ]);
+    expect(completePage.mock.calls[0]?.[2]).toEqual({ objects: 3, bytes: 60, failed: 0 });
+  });
 });
 
 describe('PageWorker, a plain page in a bucket whose versioning is Enabled', () => {

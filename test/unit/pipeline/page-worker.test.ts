@@ -36,8 +36,15 @@ const version = (listed: ListedObject, versionId: string): ListedObject => ({
   versionId,
 });
 
-/** The deleter's answer for a plain page `sent` when S3 answered `marked` with delete markers. */
-const markersOn = (sent: ListedObject[], marked: ListedObject[]) => {
+/**
+ * The deleter's answer for a plain page `sent` when S3 answered `marked` with delete markers,
+ * `nullMarked` of them null markers (versioning Suspended).
+ */
+const markersOn = (
+  sent: ListedObject[],
+  marked: ListedObject[],
+  nullMarked: ListedObject[] = [],
+) => {
   const bytes = (list: ListedObject[]) => list.reduce((sum, entry) => sum + entry.size, 0);
   return {
     objects: sent.length - marked.length,
@@ -48,6 +55,7 @@ const markersOn = (sent: ListedObject[], marked: ListedObject[]) => {
     retriedKeys: 0,
     markersLaid: marked.length,
     markersLaidBytes: bytes(marked),
+    nullMarkers: nullMarked,
   };
 };
 
@@ -83,6 +91,7 @@ const versionListing = (entries: ListedObject[], next?: { key: string; versionId
         Key: entry.key,
         Size: entry.size,
         VersionId: entry.versionId,
+        ...(entry.etag !== undefined ? { ETag: entry.etag } : {}),
         ...state(entry),
       })),
     DeleteMarkers: entries
@@ -169,6 +178,7 @@ function worker(
       retriedKeys: 0,
       markersLaid: 0,
       markersLaidBytes: 0,
+      nullMarkers: [],
     })),
   } satisfies PageWorkerOptions['deleter'];
   const queue = {
@@ -673,6 +683,7 @@ describe('PageWorker.handle, a page', () => {
       retriedKeys: 0,
       markersLaid: 0,
       markersLaidBytes: 0,
+      nullMarkers: [],
     });
 
     // Act
@@ -695,11 +706,10 @@ describe('PageWorker.handle, a page', () => {
   });
 
   it('counts no key that only got a delete marker (the bucket turned versioned under it)', async () => {
-    // Prepare: S3 answered DeleteMarker for a and c; their versions remain under the markers.
+    // Prepare: S3 answered markers of their own ids for a and c: their versions are still there.
     const { pageWorker, chains, deleter } = worker();
     listing([a, b, c], false);
     deleter.deletePage.mockResolvedValue(markersOn([a, b, c], [a, c]));
-    versionListing([markerOver(a, 'a2'), version(a, 'a1'), markerOver(c, 'c2'), version(c, 'c1')]);
 
     // Act
     const outcome = await pageWorker.handle(page(0));
@@ -712,6 +722,8 @@ describe('PageWorker.handle, a page', () => {
       undefined,
     );
     expect(outcome).toMatchObject({ outcome: 'deleted', objects: 1, bytes: b.size });
+    // S3 laid them over the versions: no reading of versions can show a race or say more.
+    expect(s3.commandCalls(ListObjectVersionsCommand)).toHaveLength(0);
   });
 
   it('counts a key whose marker lies over nothing as deleted (versioning Suspended removed its null version)', async () => {
@@ -719,7 +731,7 @@ describe('PageWorker.handle, a page', () => {
     // written while versioning was Enabled, and its version is still there.
     const { pageWorker, chains, deleter } = worker();
     listing([a, b, c], false);
-    deleter.deletePage.mockResolvedValue(markersOn([a, b, c], [a, b, c]));
+    deleter.deletePage.mockResolvedValue(markersOn([a, b, c], [a, b, c], [a, b, c]));
     versionListing([
       markerOver(a, 'null'),
       markerOver(b, 'null'),
@@ -749,7 +761,7 @@ describe('PageWorker.handle, a page', () => {
     listing([a, b, c], false);
     const denied = { key: b.key, code: 'AccessDenied', message: 'Access Denied' };
     deleter.deletePage.mockResolvedValue({
-      ...markersOn([a, b, c], [a, c]),
+      ...markersOn([a, b, c], [a, c], [a, c]),
       objects: 0,
       bytes: 0,
       failures: [denied],
@@ -766,6 +778,44 @@ describe('PageWorker.handle, a page', () => {
       objects: 2,
       bytes: a.size + c.size,
       failed: 1,
+    });
+  });
+
+  it('counts a key whose listed null version went, though an older version is left under the marker', async () => {
+    // Prepare: b's listed version is the null one (20 bytes, written while Suspended) over b1,
+    // written while versioning was Enabled; the delete removed the null version.
+    const { pageWorker, chains, deleter } = worker();
+    const listed = { ...b, modified: Date.parse('2026-03-01T12:00:00Z'), etag: '"e2"' };
+    listing([a, listed, c], false);
+    deleter.deletePage.mockResolvedValue(markersOn([a, listed, c], [listed], [listed]));
+    const older = { ...b, size: 99, modified: Date.parse('2026-02-01T12:00:00Z'), etag: '"e1"' };
+    versionListing([markerOver(b, 'null'), version(older, 'b1')]);
+
+    // Act
+    await pageWorker.handle(page(0));
+
+    // Assess: all three deleted; b1 is the versioned round's to count
+    expect(chains.completePage.mock.calls[0]?.[2]).toEqual({ objects: 3, bytes: 60, failed: 0 });
+  });
+
+  it('counts no key whose listed version is left, though a write landed on it since (Suspended)', async () => {
+    // Prepare: b's listed version is b1, from while versioning was Enabled: the delete laid a
+    // null marker over it, which a write of b (a new null version) then replaced.
+    const { pageWorker, chains, deleter } = worker();
+    const listed = { ...b, modified: Date.parse('2026-02-01T12:00:00Z'), etag: '"e1"' };
+    listing([a, listed, c], false);
+    deleter.deletePage.mockResolvedValue(markersOn([a, listed, c], [listed], [listed]));
+    const landed = { ...b, size: 5, modified: Date.parse('2026-03-01T12:00:05Z'), etag: '"e3"' };
+    versionListing([{ ...version(landed, 'null'), latest: true }, version(listed, 'b1')]);
+
+    // Act
+    await pageWorker.handle(page(0));
+
+    // Assess: a and c; b1 and the write are the versioned round's
+    expect(chains.completePage.mock.calls[0]?.[2]).toEqual({
+      objects: 2,
+      bytes: a.size + c.size,
+      failed: 0,
     });
   });
 
@@ -797,6 +847,7 @@ describe('PageWorker.handle, a page', () => {
       retriedKeys: 0,
       markersLaid: 0,
       markersLaidBytes: 0,
+      nullMarkers: [],
     });
 
     // Act
@@ -822,6 +873,7 @@ describe('PageWorker.handle, a page', () => {
       retriedKeys: 0,
       markersLaid: 0,
       markersLaidBytes: 0,
+      nullMarkers: [],
     });
 
     // Act
@@ -858,6 +910,7 @@ describe('PageWorker.handle, a page', () => {
       retriedKeys: 4,
       markersLaid: 0,
       markersLaidBytes: 0,
+      nullMarkers: [],
     });
 
     // Act
@@ -1222,6 +1275,31 @@ describe('PageWorker.handle, a redelivered page', () => {
       { objects: 1, bytes: c.size, failed: 0 },
       undefined,
     );
+  });
+
+  it('counts a key it listed again as its own, whatever marker a duplicate lays on it since', async () => {
+    // Prepare: an earlier attempt hid a behind a marker; this one listed b and c again, and a
+    // duplicate's delete then laid a marker over b too, before this one read the versions.
+    const { pageWorker, chains, deleter } = worker(listedAlready);
+    listing([b, c, d], true);
+    versionListing([
+      markerOver(a, 'a2'),
+      version(a, 'a1'),
+      markerOver(b, 'b2'),
+      version(b, 'b1'),
+      { ...version(c, 'null'), latest: true },
+    ]);
+    deleter.deletePage.mockResolvedValue(markersOn([b, c], [b]));
+
+    // Act
+    await pageWorker.handle(page(0));
+
+    // Assess: c deleted; a and b hidden, each left out once (b was counted twice, below zero)
+    expect(chains.completePage.mock.calls[0]?.[2]).toEqual({
+      objects: 1,
+      bytes: c.size,
+      failed: 0,
+    });
   });
 
   it('takes no marker from before the page was listed for one of its own (that key was never counted)', async () => {

@@ -51,6 +51,7 @@ describe('PageDeleter.deletePage', () => {
       retriedKeys: 0,
       markersLaid: 0,
       markersLaidBytes: 0,
+      nullMarkers: [],
     });
   });
 
@@ -70,6 +71,7 @@ describe('PageDeleter.deletePage', () => {
       retriedKeys: 0,
       markersLaid: 0,
       markersLaidBytes: 0,
+      nullMarkers: [],
     });
   });
 
@@ -110,6 +112,7 @@ describe('PageDeleter.deletePage', () => {
         retriedKeys: 1,
         markersLaid: 0,
         markersLaidBytes: 0,
+        nullMarkers: [],
       });
     });
   });
@@ -162,6 +165,7 @@ describe('PageDeleter.deletePage', () => {
       retriedKeys: 0,
       markersLaid: 0,
       markersLaidBytes: 0,
+      nullMarkers: [],
     });
   });
 });
@@ -234,6 +238,31 @@ describe('PageDeleter.deletePage when S3 only lays a delete marker', () => {
     const result = await deleter().deletePage(BUCKET, page);
 
     expect(result).toMatchObject({ objects: 1, bytes: 10, markersLaid: 2, markersLaidBytes: 50 });
+    expect(result.nullMarkers).toEqual([]);
+  });
+
+  it('tells null markers (versioning Suspended), and markers of no id, from markers of their own', async () => {
+    s3.on(DeleteObjectsCommand).resolves({
+      Deleted: [
+        { Key: `${prefix}a`, DeleteMarker: true, DeleteMarkerVersionId: 'null' },
+        { Key: `${prefix}b`, DeleteMarker: true },
+        { Key: `${prefix}c`, DeleteMarker: true, DeleteMarkerVersionId: 'm2' },
+      ],
+    });
+
+    const result = await deleter().deletePage(BUCKET, page);
+
+    expect(result).toMatchObject({ objects: 0, markersLaid: 3 });
+    expect(result.nullMarkers.map((object) => object.key)).toEqual([`${prefix}a`, `${prefix}b`]);
+  });
+
+  it("takes a lone key's marker id from DeleteObject's VersionId", async () => {
+    const alone = [{ key: `${prefix}x\u0001`, size: 7 }];
+    s3.on(DeleteObjectCommand).resolves({ DeleteMarker: true, VersionId: 'null' });
+
+    const result = await deleter().deletePage(BUCKET, alone);
+
+    expect(result).toMatchObject({ objects: 0, markersLaid: 1, nullMarkers: alone });
   });
 
   it('counts a delete marker that was itself deleted by version as no marker laid', async () => {

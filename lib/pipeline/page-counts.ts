@@ -172,7 +172,7 @@ async function versionsOfPage(
       if (!isInRange(entry.key, chain.range ?? {})) continue;
       const key = keys.get(entry.key) ?? { kept: [] };
       keys.set(entry.key, key);
-      // S3 lists a key's versions newest first: the first is the one a marker went over.
+      // S3 lists a key's versions newest first: kept[0] is the one a marker went over.
       if (!entry.marker) key.kept.push(entry);
       else if (entry.latest) key.markedAt = entry.modified ?? Infinity;
     }

@@ -59,6 +59,14 @@ export interface StartMotoOptions {
   command?: string;
   /** The Python that runs the launcher; default: `findMotoPython()`. */
   python?: string;
+  /**
+   * Fault modes of the launcher, by name, each with its rate or size (lethe_moto.py lists them
+   * under FAULT MODES): what AWS does that moto does not, turned on by the tests that model it.
+   * Passed as LETHE_MOTO_FAULTS; none by default.
+   */
+  faults?: Readonly<Record<string, number>>;
+  /** Seed of the launcher's fault draws, so a run's faults can be replayed. Default 1. */
+  faultSeed?: number;
 }
 
 /** Every emulator this process started and that still runs, for a stop before a stack has them. */
@@ -77,8 +85,12 @@ export async function stopStartedEmulators(): Promise<void> {
  * and waits until it answers. A string is `{ command }`: that command instead of the launcher.
  */
 export async function startMoto(options: string | StartMotoOptions = {}): Promise<Emulator> {
-  const { command = process.env.LETHE_MOTO_SERVER || undefined, python } =
-    typeof options === 'string' ? { command: options } : options;
+  const {
+    command = process.env.LETHE_MOTO_SERVER || undefined,
+    python,
+    faults,
+    faultSeed,
+  } = typeof options === 'string' ? { command: options } : options;
   const [program, launcher] = command
     ? [command, []]
     : [python ?? (await findMotoPython()), [MOTO_LAUNCHER]];
@@ -86,7 +98,12 @@ export async function startMoto(options: string | StartMotoOptions = {}): Promis
   const port = await freePort();
   const child = spawn(program, [...launcher, '-H', '127.0.0.1', '-p', String(port)], {
     // The launcher exits once this process has gone, a SIGKILL of it too (no stop runs then).
-    env: { ...process.env, LETHE_MOTO_EXIT_WITH_PARENT: '1' },
+    env: {
+      ...process.env,
+      LETHE_MOTO_EXIT_WITH_PARENT: '1',
+      ...(faults ? { LETHE_MOTO_FAULTS: JSON.stringify(faults) } : {}),
+      ...(faultSeed !== undefined ? { LETHE_MOTO_FAULT_SEED: String(faultSeed) } : {}),
+    },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   started.add(child);

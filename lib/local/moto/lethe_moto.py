@@ -159,9 +159,19 @@ sqs-receive-lock
     only by a new message, so a message whose delay ended waited up to a second more (a paced
     chain's page, handed on with a delay to its slot, came late by half a second on average).
     Fix: a long poll's wait ends when the queue's next delayed or in-flight message is due.
+
+FAULT MODES
+
+Off unless named in LETHE_MOTO_FAULTS, a JSON object of mode to rate or size (startMoto's
+`faults` option sets it; LETHE_MOTO_FAULT_SEED seeds the draws). Each is something AWS does
+that moto never does, so that the tests that turn it on see what a deployed stack would. A
+mode is added with `fault_rate(name)` or `fault_size(name)` where its patch decides, and a
+test in test/integration/emulator-fixes.test.ts shows it.
 """
 
+import json
 import os
+import random
 import sys
 import threading
 import time
@@ -191,6 +201,25 @@ def _wrap(owner, attribute, make):
     """Replaces owner.attribute with make(original)."""
     original = getattr(owner, attribute)
     setattr(owner, attribute, wraps(original)(make(original)))
+
+
+_FAULTS = json.loads(os.environ.get("LETHE_MOTO_FAULTS") or "{}")
+_fault_random = random.Random(int(os.environ.get("LETHE_MOTO_FAULT_SEED") or "1"))
+_fault_lock = threading.Lock()
+
+
+def fault_size(name, default=0):
+    """The number a fault mode was given (its size: pages, hops, ...), or `default` when off."""
+    return _FAULTS.get(name, default)
+
+
+def fault_rate(name):
+    """True, at the mode's rate (a fraction of the calls), when the mode is on; False when off."""
+    rate = _FAULTS.get(name, 0)
+    if rate <= 0:
+        return False
+    with _fault_lock:
+        return _fault_random.random() < rate
 
 
 _dynamodb_lock = threading.RLock()

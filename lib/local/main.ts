@@ -12,7 +12,9 @@
  *   LETHE_QUIET=1                         no line per request and per state change
  *   LETHE_LOG_LEVEL                       the functions' structured logs (default WARN)
  *
- * Exits 0 after Ctrl-C, 2 when moto_server is missing, 3 when PORT is taken, 1 otherwise.
+ * Exits 0 once stopped (Ctrl-C, SIGTERM, or the process that started it gone), 2 when
+ * moto_server is missing, 3 when PORT is taken, 1 otherwise. npm itself reports a signal it got
+ * as 128 + its number: `npm start` stopped with Ctrl-C exits 130, with SIGTERM 143.
  */
 
 import { createServer } from 'node:net';
@@ -82,6 +84,16 @@ const shutdown = async (signal: string) => {
 };
 process.on('SIGINT', () => void shutdown('SIGINT'));
 process.on('SIGTERM', () => void shutdown('SIGTERM'));
+
+/**
+ * A SIGTERM sent to `npm start`'s npm process ends npm and the shell it ran this in, but neither
+ * passes it on: this process would run on with its emulators, its parent now another. So it
+ * watches its parent id, as the launcher does, and stops once its parent has gone.
+ */
+const parent = process.ppid;
+setInterval(() => {
+  if (process.ppid !== parent) void shutdown('parent exited');
+}, 500).unref();
 
 try {
   armFromSpec(process.env.LETHE_FAILPOINTS);

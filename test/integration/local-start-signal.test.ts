@@ -139,3 +139,67 @@ describe('npm start killed with SIGKILL', () => {
     expect(left).toEqual([]);
   });
 });
+
+/**
+ * A process manager's SIGTERM to the npm process of `npm start` alone: npm and its shell end
+ * without passing it on, and the runtime under them must stop all the same, its emulators with it.
+ */
+describe('npm start whose npm process gets SIGTERM', () => {
+  it('stops the runtime and its emulators; npm ends by the signal (143)', {
+    timeout: 180_000,
+  }, async () => {
+    // Arrange: `npm start` as a user runs it, in a process group of its own.
+    const { AWS_ENDPOINT_URL: _main, AWS_ENDPOINT_URL_S3: _s3, ...env } = process.env;
+    const child = spawn('npm', ['start'], {
+      cwd: ROOT,
+      env: { ...env, PORT: '0', LETHE_QUIET: '1' },
+      stdio: ['ignore', 'ignore', 'pipe'],
+      detached: true,
+    });
+    const exited = new Promise<string>((resolve) =>
+      child.once('exit', (code, signal) => resolve(signal ?? String(code))),
+    );
+    let stderr = '';
+    const ready = new Promise<{ pids: number[]; url: string }>((resolve, reject) => {
+      child.stderr.on('data', (chunk: Buffer) => {
+        stderr += chunk.toString();
+        const pids = /started moto \(pid (\d+)\).*\(pid (\d+)\)/.exec(stderr);
+        const url = /API ready on (\S+)/.exec(stderr)?.[1];
+        if (pids && url) resolve({ pids: [Number(pids[1]), Number(pids[2])], url });
+      });
+      void exited.then(() => reject(new Error(`npm start exited before it was ready: ${stderr}`)));
+    });
+    let pids: number[] = [];
+    let ended = '';
+    let answers = true;
+    try {
+      const started = await ready;
+      pids = started.pids;
+
+      // Act: the npm process only, not its group.
+      child.kill('SIGTERM');
+      ended = await exited;
+      for (let waited = 0; waited < 10_000 && pids.some(isRunning); waited += 100) {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      answers = await fetch(`${started.url}/v1/health`, { signal: AbortSignal.timeout(2_000) })
+        .then(() => true)
+        .catch(() => false);
+    } finally {
+      if (child.pid !== undefined) {
+        try {
+          process.kill(-child.pid, 'SIGKILL');
+        } catch {
+          // the group has gone
+        }
+      }
+      for (const pid of pids.filter(isRunning)) process.kill(pid, 'SIGKILL');
+    }
+
+    // Assess
+    // A shell reports it as 143, 128 + SIGTERM's number.
+    expect(ended).toBe('SIGTERM');
+    expect(pids.filter(isRunning)).toEqual([]);
+    expect(answers).toBe(false);
+  });
+});

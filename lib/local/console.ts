@@ -15,7 +15,9 @@ export function stateChangeLine(record: DynamoDBRecord): string | undefined {
     : undefined;
   if (now.type !== 'DELETION' || before?.state === now.state) return undefined;
   const from = before?.state ? `${before.state} -> ` : '';
-  const subject = `deletion ${now.deletionId} of ${now.tenant}/${now.stream}`;
+  // A partition deletion empties the partitions before its cutoff, not the stream.
+  const partitions = now.before ? ` partitions before ${now.before}` : '';
+  const subject = `deletion ${now.deletionId} of ${now.tenant}/${now.stream}${partitions}`;
   return `${subject}: ${from}${now.state}${detail(now)}`;
 }
 
@@ -26,7 +28,7 @@ function detail(deletion: Record<string, unknown>): string {
     case 'RUNNING':
       return ` (round ${deletion.round}, ${plural(Number(deletion.chainsTotal ?? 0), 'chain')})`;
     case 'COMPLETED':
-      return ` (${plural(Number(deletion.objectsDeleted ?? 0), 'object')} deleted, location verified empty)`;
+      return ` (${plural(Number(deletion.objectsDeleted ?? 0), 'object')} deleted, ${deletion.before ? 'those partitions' : 'location'} verified empty)`;
     case 'FAILED': {
       const reason = deletion.reason as { code?: string } | undefined;
       return reason?.code

@@ -33,6 +33,19 @@ describe('stateChangeLine', () => {
     expect(failed(3)).toMatch(/\(3 keys failed\)$/);
   });
 
+  it('says a partition deletion emptied its partitions, not the location', () => {
+    const line = stateChangeLine(
+      change(
+        { state: 'RUNNING', before: '2026-11-01' },
+        { state: 'COMPLETED', objectsDeleted: 12, before: '2026-11-01' },
+      ),
+    );
+
+    expect(line).toBe(
+      `deletion ${ID} of acme/logs partitions before 2026-11-01: RUNNING -> COMPLETED (12 objects deleted, those partitions verified empty)`,
+    );
+  });
+
   it('prints nothing for a write that kept the state, or for an item that is not a deletion', () => {
     expect(stateChangeLine(change({ state: 'RUNNING' }, { state: 'RUNNING' }))).toBeUndefined();
     const stream = {

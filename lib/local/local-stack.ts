@@ -49,6 +49,8 @@ export interface LocalStackOptions {
   readonly log?: (message: string) => void;
   /** One line per request answered and per deletion state change, as a dev server prints. */
   readonly console?: (line: string) => void;
+  /** The request lines among them. @default true */
+  readonly requestLines?: boolean;
 }
 
 type Handler = (event: unknown) => Promise<unknown>;
@@ -233,7 +235,7 @@ export class LocalStack {
       resources: apiRoutes(template).keys(),
       invoke: apiHandler,
       log,
-      ...(options.console ? { onRequest: options.console } : {}),
+      ...(options.console && options.requestLines !== false ? { onRequest: options.console } : {}),
     });
     const port = options.port ?? 3000;
     try {

@@ -10,6 +10,7 @@
  *   LETHE_LOCAL_WORKER_CONCURRENCY        concurrent worker invocations
  *   LETHE_FAILPOINTS                      failpoints to arm, e.g. worker.after-delete=crash
  *   LETHE_QUIET=1                         no line per request and per state change
+ *   LETHE_QUIET=requests                  state changes only, no line per request
  *   LETHE_LOG_LEVEL                       the functions' structured logs (default WARN)
  *
  * Exits 0 once stopped (Ctrl-C, SIGTERM, or the process that started it gone), 2 when
@@ -21,10 +22,10 @@ import { createServer } from 'node:net';
 import { armFromSpec, ENV } from '../support/index.ts';
 import { EmulatorMissingError, stopStartedEmulators } from './emulator.ts';
 import { LocalStack, PortInUseError } from './local-stack.ts';
+import { type ConsoleLines, consoleLinesOf } from './quiet.ts';
 
 const log = (message: string) => console.error(`${new Date().toISOString()} lethe: ${message}`);
 /** Requests and state changes: short lines on stdout, the time of day first. */
-const quiet = /^(1|true|yes)$/i.test(process.env.LETHE_QUIET ?? '');
 const consoleLine = (line: string) =>
   console.log(`${new Date().toISOString().slice(11, 23)} ${line}`);
 
@@ -44,6 +45,22 @@ function assertPortFree(port: number): Promise<void> {
 }
 /** A setting given wrong: told in one line that names it, not as a stack trace. */
 class SettingError extends Error {}
+
+/** LETHE_QUIET read, or a SettingError that names it. */
+function consoleLinesOrRefuse(value: string | undefined): ConsoleLines {
+  try {
+    return consoleLinesOf(value);
+  } catch (error) {
+    throw new SettingError((error as Error).message);
+  }
+}
+
+const printedBelow = ({ requests, states }: ConsoleLines) =>
+  requests && states
+    ? 'requests and state changes print below'
+    : states
+      ? 'state changes print below (LETHE_QUIET=requests: no request lines)'
+      : 'requests and state changes are not printed (LETHE_QUIET)';
 
 /** A whole-number setting from 0 to `max`, or undefined when it is not set. */
 const optionalInt = (name: string, max = Number.MAX_SAFE_INTEGER) => {
@@ -106,6 +123,7 @@ try {
   const visibilityTimeoutSeconds = optionalInt('LETHE_LOCAL_VISIBILITY_TIMEOUT_SECONDS');
   const workerConcurrency = optionalInt('LETHE_LOCAL_WORKER_CONCURRENCY');
   const port = optionalInt('PORT', 65_535) ?? 3000;
+  const lines = consoleLinesOrRefuse(process.env.LETHE_QUIET);
   await assertPortFree(port);
   stack = await LocalStack.start({
     port,
@@ -115,7 +133,8 @@ try {
     ...(visibilityTimeoutSeconds !== undefined ? { visibilityTimeoutSeconds } : {}),
     ...(workerConcurrency ? { workerConcurrency } : {}),
     log: runtimeLog,
-    ...(quiet ? {} : { console: consoleLine }),
+    ...(lines.states ? { console: consoleLine } : {}),
+    requestLines: lines.requests,
   });
   const { resources } = stack;
   log(
@@ -127,9 +146,7 @@ try {
   log(`queues ${resources.queues.map((queue) => queue.url.split('/').at(-1)).join(', ')}`);
   log(`API ready on ${stack.url}  (try: curl ${stack.url}/v1/health)`);
   if (port !== 3000) log(`the CLI needs: export LETHE_ENDPOINT=${stack.url}`);
-  log(
-    `local data lives as long as this process and its emulator; requests and state changes print below${quiet ? ' (LETHE_QUIET: not)' : ''}`,
-  );
+  log(`local data lives as long as this process and its emulator; ${printedBelow(lines)}`);
 } catch (error) {
   // A start cut short by a signal ends in shutdown, which says so and exits 0.
   if (!stopping) exitOnError(error);

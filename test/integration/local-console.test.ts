@@ -74,3 +74,35 @@ describe('npm start', () => {
     });
   });
 });
+
+/** A seed of thousands of objects would bury the state changes under request lines. */
+describe('npm start with LETHE_QUIET=requests', () => {
+  let runtime: RuntimeProcess;
+
+  beforeAll(async () => {
+    runtime = await startRuntimeProcess({
+      LETHE_LOCAL_PREFIX: `q${randomUUID().slice(0, 8)}`,
+      LETHE_QUIET: 'requests',
+    });
+  });
+  afterAll(async () => {
+    if (runtime) await killProcess(runtime, 'SIGINT');
+  });
+
+  it('prints the state changes and no request line', async () => {
+    // Act
+    const api = apiClient(runtime.url);
+    await api.create('acme', 'quiet');
+    const { body } = await api.delete('acme', 'quiet');
+
+    // Assess
+    const id = String(body.deletionId);
+    await waitFor('the COMPLETED line', async () =>
+      runtime.output().includes(`deletion ${id} of acme/quiet: RUNNING -> COMPLETED`)
+        ? true
+        : undefined,
+    );
+    expect(runtime.output()).not.toMatch(/PUT \/v1\/tenants\/acme\/streams\/quiet/);
+    expect(runtime.output()).not.toMatch(/DELETE \/v1\/tenants\/acme\/streams\/quiet/);
+  });
+});

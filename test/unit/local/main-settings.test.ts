@@ -38,3 +38,14 @@ describe('npm start with a setting given wrong', { timeout: 60_000 }, () => {
     expect(status).toBe(1);
   });
 });
+
+describe('npm start with LETHE_QUIET given wrong', { timeout: 60_000 }, () => {
+  it('is told in one line, exit 1', () => {
+    // Act
+    const { status, stderr } = start({ LETHE_QUIET: 'request' });
+
+    // Assess
+    expect(stderr).toMatch(/^lethe: LETHE_QUIET must be .*\(got request\)\n$/);
+    expect(status).toBe(1);
+  });
+});

@@ -141,7 +141,16 @@ export class LocalStack {
     emulators: Emulators | undefined,
     log: (message: string) => void,
   ): Promise<LocalStack> {
+    // These take seconds on a first start (loading the CDK, creating resources): say so.
+    let since = Date.now();
+    const took = () => {
+      const seconds = ((Date.now() - since) / 1000).toFixed(1);
+      since = Date.now();
+      return `${seconds} s`;
+    };
+    log('synthesizing the stack (cdk/lethe-stack.ts), as cdk deploy would');
     const template = synthesizeTemplate(options.stackProps);
+    log(`synthesized in ${took()}; creating its resources in the emulator`);
     // Path-style S3: an emulator on a bare host:port has no per-bucket host names.
     const baseClients = createClients({ forcePathStyle: true });
     const resources = await provision(template, baseClients, {
@@ -151,6 +160,8 @@ export class LocalStack {
         ? { visibilityTimeoutSeconds: options.visibilityTimeoutSeconds }
         : {}),
     });
+
+    log(`created in ${took()}; loading the ${resources.functions.length} functions' handlers`);
 
     // The handlers' clients (wrapped after provisioning, so wrappers see only pipeline calls).
     const clients = options.wrapClients?.(baseClients) ?? baseClients;

@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort } from '../../lib/local/emulator.ts';
+import { findMotoPython, freePort, MOTO_LAUNCHER } from '../../lib/local/emulator.ts';
 import { apiClient, waitFor } from '../helpers/http.ts';
 import { killProcess, type RuntimeProcess, startRuntimeProcess } from '../helpers/process.ts';
 
@@ -49,6 +49,17 @@ describe('npm start', () => {
     });
     afterAll(async () => {
       if (runtime) await killProcess(runtime, 'SIGINT');
+    });
+
+    it('says what it does while it starts, with no long silence', () => {
+      const output = runtime.output();
+      // The suite's emulators are given to it: no `started moto` line here.
+      const order = ['synthesizing the stack', 'synthesized in', 'created in', 'API ready'].map(
+        (line) => output.indexOf(line),
+      );
+
+      expect(order.every((at) => at >= 0)).toBe(true);
+      expect([...order].sort((a, b) => a - b)).toEqual(order);
     });
 
     it('prints the LETHE_ENDPOINT the CLI needs on a port other than 3000', () => {
@@ -104,5 +115,40 @@ describe('npm start with LETHE_QUIET=requests', () => {
     );
     expect(runtime.output()).not.toMatch(/PUT \/v1\/tenants\/acme\/streams\/quiet/);
     expect(runtime.output()).not.toMatch(/DELETE \/v1\/tenants\/acme\/streams\/quiet/);
+  });
+});
+
+/** The launcher started by hand, as the README's recipe for a kept emulator does. */
+describe('the moto launcher', () => {
+  it('says where it listens, with which moto', { timeout: 60_000 }, async () => {
+    // Arrange
+    const port = await freePort();
+    const child = spawn(
+      await findMotoPython(),
+      [MOTO_LAUNCHER, '-H', '127.0.0.1', '-p', String(port)],
+      {
+        stdio: ['ignore', 'ignore', 'pipe'],
+      },
+    );
+    let stderr = '';
+    try {
+      // Act
+      await new Promise<void>((resolve, reject) => {
+        child.stderr.on('data', (chunk: Buffer) => {
+          stderr += chunk.toString();
+          if (stderr.includes('\n')) resolve();
+        });
+        child.once('exit', () => reject(new Error(`the launcher exited: ${stderr}`)));
+      });
+    } finally {
+      child.kill('SIGKILL');
+    }
+
+    // Assess
+    expect(stderr).toMatch(
+      new RegExp(
+        `^lethe_moto: moto 5\\.2\\.\\d+ with \\d+ patches on http://127\\.0\\.0\\.1:${port}\\n`,
+      ),
+    );
   });
 });

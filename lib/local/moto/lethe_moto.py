@@ -840,7 +840,24 @@ def main(argv):
             apply()
         except Exception:  # this moto differs: say so and run without this patch
             sys.stderr.write(f"lethe_moto: patch {name} not applied:\n{traceback.format_exc()}")
+    _say_where(argv)
     server.main(argv)
+
+
+def _say_where(argv):
+    """One line on stderr before serving: where, which moto, which fault modes (the request log
+    is off, see server-dispatch-cost, so a launcher started by hand would say nothing else)."""
+    host, port = "127.0.0.1", "5000"
+    for flag, value in zip(argv, argv[1:]):
+        if flag in ("-H", "--host"):
+            host = value
+        elif flag in ("-p", "--port"):
+            port = value
+    faults = f", fault modes {json.dumps(_FAULTS)}" if _FAULTS else ""
+    sys.stderr.write(
+        f"lethe_moto: moto {moto.__version__} with {len(_PATCHES)} patches on http://{host}:{port}{faults}\n"
+    )
+    sys.stderr.flush()
 
 
 if __name__ == "__main__":

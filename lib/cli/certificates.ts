@@ -31,6 +31,8 @@ export interface VerifyContext {
   readonly readInput: (file: string) => Promise<Uint8Array>;
   /** The public key that signed with `keyId`, from the API. */
   readonly keyFor: (keyId: string) => Promise<CertificateKey>;
+  /** Where a note goes that is not the verdict (that the key came from the API). */
+  readonly stderr?: Output;
 }
 
 /** Writes `text` to `out`, or to stdout without it; says where it went unless `--json`. */
@@ -128,6 +130,12 @@ export async function verify(
   let pem: string;
   if (command.key === undefined) {
     pem = await fetchKey(saved.keyId, context);
+    // Not offline: say so, and how to be, unless a script reads the JSON.
+    if (!context.json) {
+      context.stderr?.write(
+        `the key was fetched from the API; to verify with nothing sent, save it once (lethe certificate-key --key-id ${saved.keyId} --out lethe-key.pem) and pass --key lethe-key.pem\n`,
+      );
+    }
   } else {
     const key = parsePublicKey(await decode(command.key), command.key);
     pem = key.pem;

@@ -75,6 +75,7 @@ export async function run(argv: readonly string[], deps: CliDependencies): Promi
       return await verify(command, {
         json,
         stdout: deps.stdout,
+        stderr: deps.stderr,
         readInput: deps.readInput,
         keyFor: async (keyId) => (await (await connect()).getCertificateKey(keyId)).body,
       });

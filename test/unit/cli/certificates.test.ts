@@ -504,6 +504,10 @@ describe('lethe verify (key from the API)', () => {
     expect(result.code).toBe(0);
     expect(result.sent.map(line)).toEqual([`GET ${KEY_URL}?keyId=${encodeURIComponent(KEY_ID)}`]);
     expect(result.stdout).toBe(VALID);
+    // It was not offline: it says so, and how to be.
+    expect(result.stderr).toBe(
+      `the key was fetched from the API; to verify with nothing sent, save it once (lethe certificate-key --key-id ${KEY_ID} --out lethe-key.pem) and pass --key lethe-key.pem\n`,
+    );
   });
 
   it('exits 10 when the published key does not verify the file', async () => {

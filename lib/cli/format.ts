@@ -67,17 +67,19 @@ export function deletionTable(page: DeletionPage, nextPage: (token: string) => s
   const newestFirst = [...page.deletions].sort((a, b) =>
     b.requestedAt.localeCompare(a.requestedAt),
   );
-  const rows = [['DELETION', 'STREAM', 'STATE', 'REQUESTED', 'OBJECTS DELETED']];
+  const rows = [['DELETION', 'STREAM', 'SCOPE', 'STATE', 'REQUESTED', 'OBJECTS DELETED']];
   for (const receipt of newestFirst) {
     rows.push([
       receipt.deletionId,
       receipt.stream,
+      // A partition deletion (asked for, or made by retention) takes only days before its cutoff.
+      receipt.partitionsBefore ? `before ${receipt.partitionsBefore}` : 'stream',
       receipt.state,
       receipt.requestedAt,
       formatCount(receipt.objectsDeleted),
     ]);
   }
-  const lines = table(rows, [4]);
+  const lines = table(rows, [5]);
   if (page.nextToken) lines.push(`more: ${nextPage(page.nextToken)}`);
   return `${lines.join('\n')}\n`;
 }

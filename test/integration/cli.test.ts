@@ -365,9 +365,11 @@ describe('the lethe CLI against a local stack', () => {
       );
       expect(listed.code).toBe(0);
       expect(listed.stdout.split('\n')[0]).toMatch(
-        /^DELETION +STREAM +STATE +REQUESTED +OBJECTS DELETED$/,
+        /^DELETION +STREAM +SCOPE +STATE +REQUESTED +OBJECTS DELETED$/,
       );
-      expect(listed.stdout).toMatch(new RegExp(`^${id} +${graced} +SCHEDULED +\\S+ +0$`, 'm'));
+      expect(listed.stdout).toMatch(
+        new RegExp(`^${id} +${graced} +stream +SCHEDULED +\\S+ +0$`, 'm'),
+      );
       expect(cancelled.code).toBe(0);
       expect(cancelled.stdout).toMatch(
         new RegExp(

@@ -336,6 +336,7 @@ describe('lethe deletions list', () => {
     const newer = {
       ...aReceipt({ state: 'FAILED', objectsDeleted: 7, stream: 'metrics' }),
       deletionId: other,
+      partitionsBefore: '2026-02-15',
     };
 
     // Act
@@ -349,9 +350,9 @@ describe('lethe deletions list', () => {
     expect(result.sent.map(line)).toEqual([`GET ${BASE}/deletions?state=FAILED&limit=2`]);
     expect(result.stdout).toBe(
       [
-        'DELETION                              STREAM   STATE      REQUESTED                 OBJECTS DELETED',
-        `${other}  metrics  FAILED     2026-03-01T11:00:00.000Z                7`,
-        `${DELETION_ID}  logs     COMPLETED  2026-02-01T09:00:00.000Z           12,345`,
+        'DELETION                              STREAM   SCOPE              STATE      REQUESTED                 OBJECTS DELETED',
+        `${other}  metrics  before 2026-02-15  FAILED     2026-03-01T11:00:00.000Z                7`,
+        `${DELETION_ID}  logs     stream             COMPLETED  2026-02-01T09:00:00.000Z           12,345`,
         'more: lethe deletions list acme --state FAILED --limit 2 --next-token tok',
         '',
       ].join('\n'),

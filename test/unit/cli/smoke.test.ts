@@ -491,6 +491,32 @@ describe('lethe smoke, from the command line', () => {
     );
   });
 
+  it("runs against the deployed stack's ApiUrl, signed with the caller's credentials", async () => {
+    // Prepare
+    const url = 'https://abc123.execute-api.eu-west-1.amazonaws.com/prod/';
+    const api = fakeFetch(() => ({ status: 200, body: { status: 'ok' } }));
+    const stacks: string[] = [];
+    const { deps, stdout } = cliDependencies({
+      fetch: api.fetch,
+      lookupStack: () => async (stack) => {
+        stacks.push(stack);
+        return { url };
+      },
+      credentials: () => async () => ({ accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'secret' }),
+    });
+
+    // Act
+    await run(['smoke', '--stack', 'Lethe-prod'], deps);
+
+    // Assess: its first request, the health check, went to the stack's API, signed.
+    expect(stacks).toEqual(['Lethe-prod']);
+    expect(api.sent[0]?.url).toBe(`${url}v1/health`);
+    expect(api.sent[0]?.headers.authorization).toMatch(
+      /^AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE\/\d{8}\/eu-west-1\/execute-api\/aws4_request, /,
+    );
+    expect(stdout.text()).toMatch(/^smoke test of https:\/\/abc123\.execute-api\./);
+  });
+
   it('takes no arguments', async () => {
     // Prepare
     const { deps, stderr } = cliDependencies();

@@ -1,4 +1,4 @@
-import { type DeletionReceipt, hasEnded, type PlanView, verifyCertificate } from '../core/index.ts';
+import { type DeletionReceipt, type PlanView, verifyCertificate } from '../core/index.ts';
 import { ApiError, type LetheClient } from './client.ts';
 import { EXIT, type ExitCode } from './exit-codes.ts';
 import { waitForOffboarding } from './offboarding-wait.ts';
@@ -30,6 +30,12 @@ export type SmokeClient = Pick<
 /** The grace window of the deletion the smoke test cancels: ample time to cancel it. */
 export const SMOKE_GRACE_SECONDS = 300;
 
+/**
+ * The longest a plan, a deletion or an offboarding of a few objects is waited for: a stalled
+ * one would otherwise hold the run until the sweeper fails it, many minutes later.
+ */
+export const SMOKE_WAIT_LIMIT_MS = 10 * 60_000;
+
 /** The batches ingested, one object each: 1, 2 and 3 events. */
 const BATCHES = [1, 2, 3];
 
@@ -40,6 +46,8 @@ export interface SmokeState {
   readonly stream: string;
   readonly intervalMs: number;
   readonly sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
+  /** Milliseconds since some fixed point: how long a wait has lasted. */
+  readonly now: () => number;
   readonly wallNow: () => number;
   /** Aborted on Ctrl-C. */
   readonly signal?: AbortSignal | undefined;
@@ -75,6 +83,20 @@ export interface SmokeStep {
 }
 
 const ref = (state: SmokeState) => `${state.tenant}/${state.stream}`;
+
+/** The state's pacing, with a sleep that fails the step once `what` has lasted the limit. */
+function bounded(state: SmokeState, what: string) {
+  const start = state.now();
+  const sleep = async (ms: number, signal?: AbortSignal) => {
+    if (state.now() - start + ms > SMOKE_WAIT_LIMIT_MS) {
+      throw new SmokeCheckFailed(
+        `${what} has not ended after ${formatDuration(state.now() - start)}`,
+      );
+    }
+    await state.sleep(ms, signal);
+  };
+  return { ...state, sleep };
+}
 
 /** The scenario, in order. */
 export const SMOKE_STEPS: readonly SmokeStep[] = [
@@ -120,7 +142,10 @@ export const SMOKE_STEPS: readonly SmokeStep[] = [
     name: 'plan',
     run: async (state) => {
       const accepted = await state.client.createPlan(state.tenant, state.stream);
-      const plan = await waitForPlan({ ...state, plan: accepted.body });
+      const plan = await waitForPlan({
+        ...bounded(state, `plan ${accepted.body.planId}`),
+        plan: accepted.body,
+      });
       state.plan = plan;
       check(
         plan.state === 'COMPLETED',
@@ -192,7 +217,18 @@ export const SMOKE_STEPS: readonly SmokeStep[] = [
 /** Follows the deletion to its end, then checks that it deleted what the plan counted. */
 async function waitForCompletion(state: SmokeState): Promise<string> {
   if (!state.deletion) throw new SmokeCheckFailed('no deletion to wait for');
-  const receipt = await waitForDeletion({ ...state, receipt: state.deletion });
+  const first = state.deletion;
+  const receipt = await waitForDeletion({
+    ...bounded(state, `deletion ${first.deletionId}`),
+    receipt: first,
+    // Its state as last read, for what a run stopped here leaves behind.
+    reporter: {
+      update: ({ state: current }) => {
+        state.deletion = { ...first, state: current as DeletionReceipt['state'] };
+      },
+      finish: () => {},
+    },
+  });
   state.deletion = receipt;
   const { deletionId } = receipt;
   if (receipt.state === 'FAILED') {
@@ -264,7 +300,10 @@ async function cleanUp(state: SmokeState): Promise<string> {
   let offboarded = '';
   try {
     const { body } = await state.client.deleteTenant(state.tenant, 0);
-    const view = await waitForOffboarding({ ...state, view: body });
+    const view = await waitForOffboarding({
+      ...bounded(state, `the offboarding of tenant ${state.tenant}`),
+      view: body,
+    });
     check(
       view.state === 'COMPLETED',
       `the offboarding of tenant ${state.tenant} ended ${view.state}`,
@@ -279,21 +318,4 @@ async function cleanUp(state: SmokeState): Promise<string> {
     `tenant ${state.tenant} still has ${plural(streams.length, 'stream')}: ${streams.map((s) => `${s.stream} (${s.state})`).join(', ')}`,
   );
   return `${offboarded}tenant ${state.tenant} has no stream left${offboarded ? '' : ' (offboarding it answers TenantNotFound)'}`;
-}
-
-/** What a run that stopped would leave of the smoke tenant, one line each. */
-export function leftBehind(state: SmokeState): string[] {
-  if (!state.created || state.deleted) return [];
-  const lines = [
-    `stream ${ref(state)} at ${state.created.location}, with ${plural(state.ingested.objects, 'object')} stored`,
-  ];
-  const deletion = state.deletion;
-  if (deletion && !hasEnded(deletion.state)) {
-    lines.push(`its deletion ${deletion.deletionId}, ${deletion.state}`);
-  } else if (deletion?.state === 'FAILED') {
-    lines.push(
-      `its deletion ${deletion.deletionId}, FAILED: retry it with lethe deletions retry ${state.tenant} ${deletion.deletionId}`,
-    );
-  }
-  return lines;
 }

@@ -1,14 +1,10 @@
 import { randomBytes } from 'node:crypto';
+import { hasEnded } from '../core/index.ts';
 import { EXIT, type ExitCode } from './exit-codes.ts';
 import { describeFailure } from './failure.ts';
 import type { FollowContext } from './follow.ts';
-import {
-  leftBehind,
-  SMOKE_STEPS,
-  SmokeCheckFailed,
-  type SmokeClient,
-  type SmokeState,
-} from './smoke-steps.ts';
+import { plural } from './progress.ts';
+import { SMOKE_STEPS, SmokeCheckFailed, type SmokeClient, type SmokeState } from './smoke-steps.ts';
 
 /** What the smoke test needs of the command's context. */
 export type SmokeContext = Omit<FollowContext, 'client'> & { readonly client: SmokeClient };
@@ -59,6 +55,7 @@ export async function smoke(
     client,
     intervalMs: context.intervalMs,
     sleep: context.sleep,
+    now,
     wallNow: context.wallNow,
     signal: controller.signal,
     ingested: { objects: 0, events: 0 },
@@ -160,4 +157,21 @@ function report(state: SmokeState, context: SmokeContext, failure: SmokeFailure)
   }
   context.stderr.write(`lethe: ${lines.join('\n')}\n`);
   return failure.code;
+}
+
+/** What a run that stopped would leave of the smoke tenant, one line each. */
+export function leftBehind(state: SmokeState): string[] {
+  if (!state.created || state.deleted) return [];
+  const lines = [
+    `stream ${state.tenant}/${state.stream} at ${state.created.location}, with ${plural(state.ingested.objects, 'object')} stored`,
+  ];
+  const deletion = state.deletion;
+  if (deletion && !hasEnded(deletion.state)) {
+    lines.push(`its deletion ${deletion.deletionId}, ${deletion.state}`);
+  } else if (deletion?.state === 'FAILED') {
+    lines.push(
+      `its deletion ${deletion.deletionId}, FAILED: retry it with lethe deletions retry ${state.tenant} ${deletion.deletionId}`,
+    );
+  }
+  return lines;
 }

@@ -291,6 +291,59 @@ describe('lethe smoke', () => {
     expect(result.stderr).not.toContain('clean it up');
   });
 
+  it('fails at the wait when the deletion has not ended after ten minutes', async () => {
+    // Prepare
+    let reads = 0;
+    const { client, calls } = fakeApi((base) => ({
+      // It ends in the end, well after ten minutes: a run without a limit ends too.
+      getDeletion: async (...args) => {
+        const { body } = await base.getDeletion(...args);
+        if (++reads > 900) return ok(body);
+        return ok({ ...body, state: 'RUNNING' as const, objectsDeleted: 0, bytesDeleted: 0 });
+      },
+    }));
+
+    // Act
+    const result = await runSmoke(client);
+
+    // Assess: read every second (the fake clock's) for ten minutes, then given up.
+    expect(result.code).toBe(11);
+    expect(calls.filter((call) => call.startsWith('getDeletion'))).toHaveLength(600);
+    expect(result.stderr).toMatch(
+      /failed at step wait: deletion \S+ has not ended after 10m00s\nleft behind:\n {2}stream .*\n {2}its deletion \S+, RUNNING\n/,
+    );
+    expect(result.stderr).toContain(`clean it up: ${CLEANUP}`);
+  });
+
+  it('waits for the offboarding of a tenant that still has a stream, then checks none is left', async () => {
+    // Prepare
+    const offboarding = {
+      tenant: NAMES.tenant,
+      offboardingId: '5b2e8c1a-3d4f-4e6a-9b7c-8d9e0f1a2b3c',
+      state: 'RUNNING' as const,
+      deletions: [],
+      streams: 1,
+      deletionStates: {},
+      objectsDeleted: 0,
+      bytesDeleted: 0,
+      requestedAt: '2026-03-01T12:00:00.000Z',
+      executeAfter: '2026-03-01T12:00:00.000Z',
+    };
+    const { client } = fakeApi(() => ({
+      deleteTenant: async () => ok(offboarding, 202),
+      getOffboarding: async () => ok({ ...offboarding, state: 'COMPLETED' as const }),
+    }));
+
+    // Act
+    const result = await runSmoke(client);
+
+    // Assess
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain(
+      `offboarded tenant ${NAMES.tenant}: 1 stream deleted; tenant ${NAMES.tenant} has no stream left\n`,
+    );
+  });
+
   it('exits 5 when the deletion ends FAILED, saying how to retry it and clean up', async () => {
     // Prepare
     const failures = [{ code: 'AccessDenied', message: 'not allowed', key: 'k' }];

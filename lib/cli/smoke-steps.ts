@@ -51,6 +51,8 @@ export interface SmokeState {
   readonly wallNow: () => number;
   /** Aborted on Ctrl-C. */
   readonly signal?: AbortSignal | undefined;
+  /** Called at every read of a wait, `what` waited for and for how long: a terminal's status. */
+  waiting?: ((what: string, ms: number) => void) | undefined;
   created?: { generation: number; location: string };
   ingested: { objects: number; events: number };
   plan?: PlanView;
@@ -93,6 +95,7 @@ function bounded(state: SmokeState, what: string) {
         `${what} has not ended after ${formatDuration(state.now() - start)}`,
       );
     }
+    state.waiting?.(what, state.now() - start);
     await state.sleep(ms, signal);
   };
   return { ...state, sleep };

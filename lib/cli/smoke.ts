@@ -3,8 +3,9 @@ import { hasEnded } from '../core/index.ts';
 import { EXIT, type ExitCode } from './exit-codes.ts';
 import { describeFailure } from './failure.ts';
 import type { FollowContext } from './follow.ts';
-import { plural } from './progress.ts';
+import { formatDuration, plural } from './progress.ts';
 import { SMOKE_STEPS, SmokeCheckFailed, type SmokeClient, type SmokeState } from './smoke-steps.ts';
+import { StatusLine } from './status-line.ts';
 
 /** What the smoke test needs of the command's context. */
 export type SmokeContext = Omit<FollowContext, 'client'> & { readonly client: SmokeClient };
@@ -61,6 +62,11 @@ export async function smoke(
     ingested: { objects: 0, events: 0 },
     deleted: false,
   };
+  // On a terminal, a wait shows what it waits for and since when; a pipe gets the step lines only.
+  const status = !context.json && context.stderr.isTTY ? new StatusLine(context.stderr) : undefined;
+  state.waiting = status
+    ? (what, ms) => status.show('waiting', now(), `waiting for ${what}: ${formatDuration(ms)}`)
+    : undefined;
   const results: StepResult[] = [];
   const started = now();
   if (!context.json) {
@@ -78,6 +84,7 @@ export async function smoke(
       } catch (error) {
         failure = failureOf(error, names.tenant);
       }
+      status?.clear();
       // Ctrl-C: the step it stopped, or the one that ended all the same, is the last one run.
       if (controller.signal.aborted) failure = INTERRUPTED;
       const ms = now() - at;

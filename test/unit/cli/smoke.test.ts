@@ -157,10 +157,15 @@ function fakeApi(
 /** Runs the smoke test against `client`, with a fake clock and memory outputs. */
 async function runSmoke(
   client: SmokeClient,
-  options: { json?: boolean; interrupts?: ReturnType<typeof ctrlC>['interrupts'] } = {},
+  options: {
+    json?: boolean;
+    interrupts?: ReturnType<typeof ctrlC>['interrupts'];
+    /** stderr is a terminal. */
+    tty?: boolean;
+  } = {},
 ) {
   const stdout = memoryOutput();
-  const stderr = memoryOutput();
+  const stderr = memoryOutput({ isTTY: options.tty ?? false });
   let clock = 0;
   const code = await smoke(
     {
@@ -491,6 +496,24 @@ describe('lethe smoke', () => {
     );
     expect(result.stderr).toContain(`clean it up: ${CLEANUP}`);
     expect(ctrl.listeners.size).toBe(0);
+  });
+
+  it('shows on a terminal what a wait waits for, and clears it when the step ends', async () => {
+    // Prepare
+    const { client } = fakeApi();
+
+    // Act
+    const result = await runSmoke(client, { tty: true });
+
+    // Assess: a status line per wait, each cleared; nothing else on stderr.
+    expect(result.code).toBe(0);
+    const shown = result.stderr.split('\r\x1b[K').filter(Boolean);
+    expect(shown).toEqual([
+      '\rwaiting for plan 9a8b7c6d-1e2f-4a3b-8c9d-0e1f2a3b4c5d: 0s\x1b[K',
+      // The second deletion of the fake API: the one not cancelled.
+      '\rwaiting for deletion 00000002-0000-4000-8000-000000000000: 0s\x1b[K',
+    ]);
+    expect(verdicts(result.stdout)).toEqual(STEPS.map((step) => `ok ${step}`));
   });
 
   it('prints one JSON object with --json: the steps, and on failure what is left', async () => {

@@ -107,7 +107,7 @@ export const COMMANDS: readonly CommandHelp[] = [
   { usage: 'health', summary: 'check that the API answers' },
   {
     usage: 'smoke',
-    summary: 'check a deployment end to end under a tenant of its own, then clean up',
+    summary: 'check a deployment end to end, then clean up after itself',
   },
   {
     usage: 'help [streams|deletions|plans|partitions|tenants]',

@@ -28,13 +28,13 @@ export type SmokeClient = Pick<
 >;
 
 /** The grace window of the deletion the smoke test cancels: ample time to cancel it. */
-export const SMOKE_GRACE_SECONDS = 300;
+const SMOKE_GRACE_SECONDS = 300;
 
 /**
  * The longest a plan, a deletion or an offboarding of a few objects is waited for: a stalled
  * one would otherwise hold the run until the sweeper fails it, many minutes later.
  */
-export const SMOKE_WAIT_LIMIT_MS = 10 * 60_000;
+const SMOKE_WAIT_LIMIT_MS = 10 * 60_000;
 
 /** The batches ingested, one object each: 1, 2 and 3 events. */
 const BATCHES = [1, 2, 3];
@@ -74,12 +74,12 @@ export class SmokeCheckFailed extends Error {
 }
 
 /** Holds, or fails the step with `message`. */
-export function check(holds: boolean, message: string, code?: ExitCode): asserts holds {
+function check(holds: boolean, message: string, code?: ExitCode): asserts holds {
   if (!holds) throw new SmokeCheckFailed(message, code);
 }
 
 /** One step: it does something and checks it, answering what held (one line). */
-export interface SmokeStep {
+interface SmokeStep {
   readonly name: string;
   readonly run: (state: SmokeState) => Promise<string>;
 }

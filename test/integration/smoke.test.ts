@@ -116,25 +116,29 @@ describe('lethe smoke against a local stack', () => {
     expect([...(await listAll(target.s3, bucket, prefix)).keys()]).toEqual([]);
   });
 
-  it('fails at the certificate when the published key is not the signer', async () => {
-    // Prepare
-    proxy = await wrongKeyProxy(target.baseUrl);
-    const { port } = proxy.address() as AddressInfo;
+  // The proxy forwards unsigned: against a deployed API (LETHE_TEST_API_URL) it would be refused.
+  it.skipIf(Boolean(process.env.LETHE_TEST_API_URL))(
+    'fails at the certificate when the published key is not the signer',
+    async () => {
+      // Prepare
+      proxy = await wrongKeyProxy(target.baseUrl);
+      const { port } = proxy.address() as AddressInfo;
 
-    // Act
-    const result = await smoke(`http://127.0.0.1:${port}`);
+      // Act
+      const result = await smoke(`http://127.0.0.1:${port}`);
 
-    // Assess
-    expect(result.code).toBe(10);
-    expect(verdicts(result.stdout)).toEqual([
-      ...STEPS.slice(0, 8).map((step) => `ok ${step}`),
-      'FAIL certificate',
-    ]);
-    expect(result.stderr).toMatch(
-      /^lethe: smoke test failed at step certificate: the certificate of deletion \S+ does not verify against the key the API publishes for /,
-    );
-    expect(result.stderr).toContain('left behind: no stream data\n');
-  });
+      // Assess
+      expect(result.code).toBe(10);
+      expect(verdicts(result.stdout)).toEqual([
+        ...STEPS.slice(0, 8).map((step) => `ok ${step}`),
+        'FAIL certificate',
+      ]);
+      expect(result.stderr).toMatch(
+        /^lethe: smoke test failed at step certificate: the certificate of deletion \S+ does not verify against the key the API publishes for /,
+      );
+      expect(result.stderr).toContain('left behind: no stream data\n');
+    },
+  );
 
   it('fails at the health check when the endpoint refuses, and leaves nothing', async () => {
     // Prepare: a port nothing listens on.

@@ -57,7 +57,9 @@ export type Command =
   | { kind: 'tenants.delete'; tenant: string; wait: boolean; graceSeconds?: number }
   | { kind: 'tenants.get' | 'tenants.cancel'; tenant: string }
   /** Keep `days` days of partitions, or (`off`) remove the policy. */
-  | { kind: 'streams.retention'; tenant: string; stream: string; days: number | 'off' };
+  | { kind: 'streams.retention'; tenant: string; stream: string; days: number | 'off' }
+  /** `lethe smoke`: the end-to-end check of a deployment, under a tenant of its own. */
+  | { kind: 'smoke' };
 
 /** The options that go with every command. */
 export interface GlobalOptions {
@@ -157,6 +159,9 @@ function topCommand(word: string, rest: string[]): Command {
       return { kind: 'certificate-key' };
     case 'verify':
       return { kind: 'verify', file: exactly(1, rest, 'verify')[0] ?? '' };
+    case 'smoke':
+      exactly(0, rest, 'smoke');
+      return { kind: 'smoke' };
     case 'seed':
       return {
         kind: 'seed',

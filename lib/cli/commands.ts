@@ -8,6 +8,7 @@ import { ingestHints } from './hints.ts';
 import { dryRun, settlePlan } from './plans.ts';
 import { plural } from './progress.ts';
 import { seed } from './seed.ts';
+import { smoke } from './smoke.ts';
 import { offboard, settleOffboarding } from './tenants.ts';
 import { inputName, UsageError } from './values.ts';
 
@@ -94,6 +95,8 @@ export async function execute(command: Handled, context: CommandContext): Promis
       return saveCertificateKey(command, context);
     case 'seed':
       return seed(command, context);
+    case 'smoke':
+      return smoke(context);
     case 'partitions.delete': {
       const { tenant, stream, before } = command;
       return follow(await client.deletePartitions(tenant, stream, before), command.wait, context);

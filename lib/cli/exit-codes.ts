@@ -12,6 +12,8 @@ export const EXIT = {
   cancelled: 9,
   /** `lethe verify`: the signature does not hold for the certificate as it is. */
   invalidCertificate: 10,
+  /** `lethe smoke`: a check of the scenario did not hold. */
+  smokeFailed: 11,
   /** 128 + SIGINT, as shells report a command stopped by Ctrl-C. */
   interrupted: 130,
 } as const;
@@ -34,6 +36,7 @@ export const EXIT_MEANINGS: ReadonlyArray<readonly [ExitCode, string]> = [
   ],
   [EXIT.cancelled, 'the deletion was CANCELLED (--wait, or a CANCELLED receipt)'],
   [EXIT.invalidCertificate, 'the certificate does not verify (tampered, or another key)'],
+  [EXIT.smokeFailed, 'smoke: a check did not hold (the step and why are on stderr)'],
   [EXIT.interrupted, 'interrupted by Ctrl-C while waiting: the deletion (or plan) goes on'],
 ];
 

@@ -106,6 +106,10 @@ export const COMMANDS: readonly CommandHelp[] = [
   },
   { usage: 'health', summary: 'check that the API answers' },
   {
+    usage: 'smoke',
+    summary: 'check a deployment end to end, then clean up after itself',
+  },
+  {
     usage: 'help [streams|deletions|plans|partitions|tenants]',
     summary: "this help, or one group's commands",
   },
@@ -195,8 +199,8 @@ Options:
                     (without it, the API's key for the certificate's keyId; FILE - reads stdin)
   --json            print the API's JSON response (the final receipt, or offboarding, with
                     --wait; the final plan with --dry-run; for seed, {"objects","tenant",
-                    "stream"}) and nothing else on stdout; errors print the API's JSON error
-                    body
+                    "stream"}; for smoke, its steps and checks) and nothing else on stdout;
+                    errors print the API's JSON error body
   --endpoint URL    the API (default: $LETHE_ENDPOINT, else the ApiUrl output of the deployed
                     stack, else ${LOCAL_ENDPOINT}, the local stack of npm start)
   --stack NAME      the CloudFormation stack to read ApiUrl from (default ${DEFAULT_STACK})

@@ -402,7 +402,9 @@ describe('lethe', () => {
 
     // Assess
     expect(code).toBe(0);
-    expect(EXIT_MEANINGS.map(([exit]) => exit)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 130]);
+    expect(EXIT_MEANINGS.map(([exit]) => exit)).toEqual([
+      0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 130,
+    ]);
     for (const [exit, meaning] of EXIT_MEANINGS)
       expect(stdout.text()).toContain(`  ${exit}  ${meaning}\n`);
   });

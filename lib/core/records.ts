@@ -165,6 +165,11 @@ export interface FailureReason {
 export interface Cursor {
   key: string;
   versionId?: string;
+  /**
+   * A plain listing's continuation token, when S3 answered a truncated page with no keys: the
+   * key cannot move then, and only the token goes on from where S3 stopped.
+   */
+  token?: string;
 }
 
 /**

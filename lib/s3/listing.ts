@@ -37,14 +37,15 @@ export interface PagerInput {
  * Pages through a prefix from a written-down position, so that any page can be resumed from
  * its record. Shaped like the SDK's own paginators. Plain listings start after a key
  * (`StartAfter`); with a delimiter they follow continuation tokens, since a StartAfter inside a
- * rolled-up prefix would roll it up again.
+ * rolled-up prefix would roll it up again. S3 may answer a truncated page with no keys (behind
+ * many delete markers): that page's position is its continuation token, which its `next` keeps.
  */
 export async function* paginatePages(
   { client, pageSize = 1000 }: PagerConfiguration,
   input: PagerInput,
 ): AsyncGenerator<ListingPage> {
   let after = input.After?.key;
-  let token: string | undefined;
+  let token = input.After?.token;
   for (;;) {
     const response = await client.send(
       new ListObjectsV2Command({
@@ -64,14 +65,21 @@ export async function* paginatePages(
       ...(object.ETag ? { etag: object.ETag } : {}),
     }));
     const prefixes = (response.CommonPrefixes ?? []).map((entry) => decode(entry.Prefix));
-    const lastKey = objects.at(-1)?.key ?? after;
-    const next = response.IsTruncated && lastKey ? { key: lastKey } : undefined;
-    yield { objects, prefixes, ...(next ? { next } : {}) };
-    if (!response.IsTruncated) return;
-    // Within one run the token goes on (an empty truncated page included); a page record
-    // resumes from the last key with StartAfter.
+    if (!response.IsTruncated) {
+      yield { objects, prefixes };
+      return;
+    }
+    after = objects.at(-1)?.key ?? after;
     token = response.NextContinuationToken;
-    after = lastKey;
+    if (objects.length === 0 && !token) {
+      throw new Error(`S3 answered a truncated page of ${input.Prefix} with no keys and no token`);
+    }
+    // A page with keys is resumed after its last key; an empty one only by its token.
+    const next: Cursor = {
+      key: after ?? '',
+      ...(objects.length === 0 && token ? { token } : {}),
+    };
+    yield { objects, prefixes, next };
   }
 }
 
@@ -132,12 +140,17 @@ export async function* paginateVersionPages(
   }
 }
 
-/** Empty truncated pages one worker skips before it hands the cursor on with an empty page. */
+/**
+ * Empty truncated pages one call skips before it returns one (with where it goes on): a
+ * listing may hold any number of them in a row, and a worker's time is bounded.
+ */
 const MAX_EMPTY_PAGES = 10;
 
 /**
  * The first page with entries (S3 may answer a truncated page with none): what one worker
- * lists for one message. The last page, empty or not, ends the listing.
+ * lists for one message. The last page, empty or not, ends the listing. After a bounded run of
+ * empty truncated pages the last of them comes back: its `next` moves past them, so recording
+ * it moves the chain forward.
  */
 export async function firstPage(
   configuration: PagerConfiguration,
@@ -152,8 +165,7 @@ export async function firstPage(
   for await (const page of pages) {
     last = page;
     const empty = page.objects.length === 0 && page.prefixes.length === 0;
-    // Bounded where the page can say where to go on: recording it moves the chain forward.
-    if (!empty || (page.next && ++skipped > MAX_EMPTY_PAGES)) return page;
+    if (!empty || !page.next || ++skipped > MAX_EMPTY_PAGES) return page;
   }
   if (!last) throw new Error('unreachable: a listing yields at least one page');
   return last;

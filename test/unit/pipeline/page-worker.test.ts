@@ -634,13 +634,18 @@ describe('PageWorker.handle, a page', () => {
     const { pageWorker, chains, queue, deleter } = worker(
       aChain({ lastPage: 0, cursor: { key: a.key } }),
     );
-    s3.on(ListObjectsV2Command).resolves({ Contents: [], IsTruncated: true });
+    s3.on(ListObjectsV2Command).resolves({
+      Contents: [],
+      IsTruncated: true,
+      NextContinuationToken: 't1',
+    });
 
     // Act
     await pageWorker.handle(page(1));
 
-    // Assess
-    expect(chains.recordListing.mock.calls[0]?.slice(1, 4)).toEqual([1, undefined, { key: a.key }]);
+    // Assess: the cursor keeps S3's token, the one position past an empty page
+    const next = { key: a.key, token: 't1' };
+    expect(chains.recordListing.mock.calls[0]?.slice(1, 4)).toEqual([1, undefined, next]);
     expect(queue.send).toHaveBeenCalledExactlyOnceWith([page(2)]);
     expect(deleter.deletePage).not.toHaveBeenCalled();
   });

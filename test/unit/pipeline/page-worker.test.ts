@@ -556,6 +556,25 @@ describe('PageWorker.handle, a page', () => {
       expect(chains.split).not.toHaveBeenCalled();
     });
 
+    it('neither splits nor marks its range indivisible behind a run of empty truncated pages', async () => {
+      // Prepare: S3 answers the listing by delimiter with empty truncated pages only.
+      full([]);
+      s3.on(ListObjectsV2Command, { Delimiter: '/' }).resolves({
+        KeyCount: 0,
+        IsTruncated: true,
+        NextContinuationToken: 't',
+      });
+      const { pageWorker, chains, queue } = worker(rangeChain);
+
+      // Act
+      await pageWorker.handle(pageMessage(rangeChain, 0));
+
+      // Assess: the next page looks for a split again
+      expect(chains.markIndivisible).not.toHaveBeenCalled();
+      expect(chains.split).not.toHaveBeenCalled();
+      expect(queue.send).toHaveBeenCalledExactlyOnceWith([pageMessage(rangeChain, 1)]);
+    });
+
     it('looks for no split once its range is indivisible, nor when its page ends the range', async () => {
       // Prepare
       full([1, 2, 3]);

@@ -1,4 +1,9 @@
-import { ListObjectsV2Command, ListObjectVersionsCommand, type S3Client } from '@aws-sdk/client-s3';
+import {
+  ListObjectsV2Command,
+  ListObjectVersionsCommand,
+  type S3Client,
+  S3ServiceException,
+} from '@aws-sdk/client-s3';
 import { type Cursor, compareKeys, type ListedObject } from '../core/index.ts';
 
 /**
@@ -46,8 +51,8 @@ export async function* paginatePages(
 ): AsyncGenerator<ListingPage> {
   let after = input.After?.key;
   let token = input.After?.token;
-  for (;;) {
-    const response = await client.send(
+  const list = async () =>
+    await client.send(
       new ListObjectsV2Command({
         Bucket: input.Bucket,
         Prefix: input.Prefix,
@@ -57,6 +62,13 @@ export async function* paginatePages(
         ...(token ? { ContinuationToken: token } : after ? { StartAfter: after } : {}),
       }),
     );
+  for (;;) {
+    const response = await list().catch((error: unknown) => {
+      // A written-down token S3 no longer takes: the key it went on from is a start too.
+      if (!token || token !== input.After?.token || !isRefusedToken(error)) throw error;
+      token = undefined;
+      return list();
+    });
     const decode = (key: string | undefined) => decodeKey(key ?? '', response.EncodingType);
     const objects = (response.Contents ?? []).map((object) => ({
       key: decode(object.Key),
@@ -82,6 +94,12 @@ export async function* paginatePages(
     yield { objects, prefixes, next };
   }
 }
+
+/** S3's answer to a continuation token it does not take (400 InvalidArgument). */
+const isRefusedToken = (error: unknown) =>
+  error instanceof S3ServiceException &&
+  error.name === 'InvalidArgument' &&
+  /continuation token/i.test(error.message);
 
 /**
  * Pages through every version and delete marker under a prefix with S3's own markers

@@ -7,6 +7,7 @@ import {
   type ListObjectVersionsCommandInput,
   type ListObjectVersionsCommandOutput,
   S3Client,
+  S3ServiceException,
 } from '@aws-sdk/client-s3';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
@@ -127,6 +128,50 @@ describe('firstPage over a long run of empty truncated pages', () => {
     await expect(firstPage({ client }, { Bucket: BUCKET, Prefix: prefix }, false)).rejects.toThrow(
       /no keys and no token/,
     );
+  });
+});
+
+describe('a written-down token S3 no longer takes', () => {
+  const refused = new S3ServiceException({
+    name: 'InvalidArgument',
+    $fault: 'client',
+    $metadata: { httpStatusCode: 400 },
+    message: 'The continuation token provided is incorrect',
+  });
+
+  it('lists again from the key the token went on from', async () => {
+    s3.on(ListObjectsV2Command)
+      .rejects(refused)
+      .on(ListObjectsV2Command, { StartAfter: `${prefix}a` })
+      .resolves({ Contents: [{ Key: `${prefix}z`, Size: 5 }], IsTruncated: false });
+
+    const page = await firstPage(
+      { client },
+      { Bucket: BUCKET, Prefix: prefix, After: { key: `${prefix}a`, token: 'old' } },
+      false,
+    );
+
+    expect(page.objects).toEqual([{ key: `${prefix}z`, size: 5 }]);
+    const asked = s3.commandCalls(ListObjectsV2Command).map((call) => call.args[0].input);
+    expect(asked.map((input) => input.ContinuationToken ?? input.StartAfter)).toEqual([
+      'old',
+      `${prefix}a`,
+    ]);
+  });
+
+  it('passes on any other refusal', async () => {
+    s3.on(ListObjectsV2Command).rejects(
+      new S3ServiceException({ name: 'AccessDenied', $fault: 'client', $metadata: {} }),
+    );
+
+    await expect(
+      firstPage(
+        { client },
+        { Bucket: BUCKET, Prefix: prefix, After: { key: `${prefix}a`, token: 'old' } },
+        false,
+      ),
+    ).rejects.toThrow(S3ServiceException);
+    expect(s3.commandCalls(ListObjectsV2Command)).toHaveLength(1);
   });
 });
 

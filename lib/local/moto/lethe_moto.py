@@ -176,7 +176,8 @@ s3-empty-truncated-pages (a size N)
     Mode: every listing answers N empty truncated pages before each real page (the last one
     too): their token (or version-id marker) holds the request that began the run and a count,
     and the request after the Nth is answered as that one would have been. An empty versions
-    page names as NextKeyMarker the key marker asked (at the start, the prefix).
+    page names as NextKeyMarker the key marker asked (at the start, the prefix; a listing of a
+    whole bucket from its start gets no empty pages).
 """
 
 import base64

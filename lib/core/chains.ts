@@ -1,5 +1,5 @@
-import type { ChainLayout } from './ranges.ts';
-import type { ChainRecord, Cursor, DeletionRecord, PageRecord } from './records.ts';
+import type { ChainLayout, Cursor } from './ranges.ts';
+import type { ChainRecord, DeletionRecord, PageRecord } from './records.ts';
 
 /** Chain records as they are created: from a round's layout, or split off a running chain. */
 

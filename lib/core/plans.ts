@@ -2,7 +2,8 @@ import { z } from 'zod';
 import { InvalidMessageError, LetheError } from './errors.ts';
 import { CHAIN_ID_PATTERN, NAME_PATTERN, s3Uri } from './names.ts';
 import { deletionLayoutOf, type Estimate, estimateDeletion } from './pricing.ts';
-import type { Cursor, ListedObject, StreamRecord } from './records.ts';
+import type { Cursor } from './ranges.ts';
+import type { ListedObject, StreamRecord } from './records.ts';
 
 /**
  * Plans: a dry run of a deletion. A plan lists its stream's location through the same fan-out

@@ -1,4 +1,15 @@
-import type { Cursor, ListedObject } from './records.ts';
+import type { ListedObject } from './records.ts';
+
+/** A position in a listing: after this key (and, in a versioned bucket, this version of it). */
+export interface Cursor {
+  key: string;
+  versionId?: string;
+  /**
+   * A plain listing's continuation token, when S3 answered a truncated page with no keys: the
+   * key cannot move then, and only the token goes on from where S3 stopped.
+   */
+  token?: string;
+}
 
 /**
  * A run of keys a chain lists: every key `k` of its prefix with `from <= k < below`, in S3's

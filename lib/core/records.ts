@@ -1,5 +1,5 @@
 import type { DeletionState, StreamState } from './lifecycle.ts';
-import type { KeyRange } from './ranges.ts';
+import type { Cursor, KeyRange } from './ranges.ts';
 
 /** The records Lethe keeps, as the domain sees them (the table's keys are the store's business). */
 
@@ -159,12 +159,6 @@ export function newDeletion(
 export interface FailureReason {
   code: string;
   message: string;
-}
-
-/** A position in a listing: after this key (and, in a versioned bucket, this version of it). */
-export interface Cursor {
-  key: string;
-  versionId?: string;
 }
 
 /**

@@ -47,7 +47,8 @@ export async function listPageAgain(
     const listing = await listChainPage(client, chain, after, pageSize);
     objects.push(...listing.objects);
     const last = listing.objects.at(-1);
-    if (!listing.next || !last || reachesEnd(last, page)) return objects;
+    // An empty page with more to list (S3 may answer so) is not the page's end.
+    if (!listing.next || (last && reachesEnd(last, page))) return objects;
     after = listing.next;
   }
 }

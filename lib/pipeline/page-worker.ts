@@ -246,7 +246,9 @@ export class PageWorker {
     );
     const from = after[Math.floor(after.length / 2)];
     if (from === undefined) {
-      await this.#chains.markIndivisible(chain);
+      // A run of empty truncated pages says nothing of the prefixes after it: split later.
+      const unseen = listed.next && listed.objects.length === 0 && listed.prefixes.length === 0;
+      if (!unseen) await this.#chains.markIndivisible(chain);
       return undefined;
     }
     const split = await this.#chains.split(chain, pageNumber, from);

@@ -38,23 +38,32 @@ export async function whatIsLeft(
   bucket: string,
   prefix: string,
 ): Promise<Leftovers> {
-  const response = await client.send(
-    new ListObjectVersionsCommand({ Bucket: bucket, Prefix: prefix, MaxKeys: 1 }),
-  );
-  const version = response.Versions?.[0];
-  const marker = response.DeleteMarkers?.[0];
-  const key = version?.Key ?? marker?.Key;
-  if (key === undefined) {
-    // Uploads in progress are invisible to both listings and can complete into the location.
-    for await (const [upload] of uploadsUnder(client, bucket, prefix, 1)) {
-      return upload
-        ? { empty: false, key: upload.key, versioned: false, upload: true }
-        : { empty: true };
+  let markers: { KeyMarker?: string; VersionIdMarker?: string } = {};
+  for (;;) {
+    const response = await client.send(
+      new ListObjectVersionsCommand({ Bucket: bucket, Prefix: prefix, MaxKeys: 1, ...markers }),
+    );
+    const version = response.Versions?.[0];
+    const marker = response.DeleteMarkers?.[0];
+    const key = version?.Key ?? marker?.Key;
+    if (key !== undefined) {
+      const versioned = marker !== undefined || (version?.VersionId ?? 'null') !== 'null';
+      return { empty: false, key, versioned };
     }
-    return { empty: true };
+    // An empty page that S3 says is truncated is not the end: it goes on from its markers.
+    if (!response.IsTruncated || !response.NextKeyMarker) break;
+    markers = {
+      KeyMarker: response.NextKeyMarker,
+      ...(response.NextVersionIdMarker ? { VersionIdMarker: response.NextVersionIdMarker } : {}),
+    };
   }
-  const versioned = marker !== undefined || (version?.VersionId ?? 'null') !== 'null';
-  return { empty: false, key, versioned };
+  // Uploads in progress are invisible to both listings and can complete into the location.
+  for await (const [upload] of uploadsUnder(client, bucket, prefix, 1)) {
+    return upload
+      ? { empty: false, key: upload.key, versioned: false, upload: true }
+      : { empty: true };
+  }
+  return { empty: true };
 }
 
 /** True when the bucket keeps versions (Enabled), or kept them once (Suspended). */

@@ -1,4 +1,9 @@
-import { ListObjectsV2Command, ListObjectVersionsCommand, type S3Client } from '@aws-sdk/client-s3';
+import {
+  ListObjectsV2Command,
+  ListObjectVersionsCommand,
+  type S3Client,
+  S3ServiceException,
+} from '@aws-sdk/client-s3';
 import { type Cursor, compareKeys, type ListedObject } from '../core/index.ts';
 
 /**
@@ -37,16 +42,17 @@ export interface PagerInput {
  * Pages through a prefix from a written-down position, so that any page can be resumed from
  * its record. Shaped like the SDK's own paginators. Plain listings start after a key
  * (`StartAfter`); with a delimiter they follow continuation tokens, since a StartAfter inside a
- * rolled-up prefix would roll it up again.
+ * rolled-up prefix would roll it up again. S3 may answer a truncated page with no keys (behind
+ * many delete markers): that page's position is its continuation token, which its `next` keeps.
  */
 export async function* paginatePages(
   { client, pageSize = 1000 }: PagerConfiguration,
   input: PagerInput,
 ): AsyncGenerator<ListingPage> {
   let after = input.After?.key;
-  let token: string | undefined;
-  for (;;) {
-    const response = await client.send(
+  let token = input.After?.token;
+  const list = async () =>
+    await client.send(
       new ListObjectsV2Command({
         Bucket: input.Bucket,
         Prefix: input.Prefix,
@@ -56,6 +62,13 @@ export async function* paginatePages(
         ...(token ? { ContinuationToken: token } : after ? { StartAfter: after } : {}),
       }),
     );
+  for (;;) {
+    const response = await list().catch((error: unknown) => {
+      // A written-down token S3 no longer takes: the key it went on from is a start too.
+      if (!token || token !== input.After?.token || !isRefusedToken(error)) throw error;
+      token = undefined;
+      return list();
+    });
     const decode = (key: string | undefined) => decodeKey(key ?? '', response.EncodingType);
     const objects = (response.Contents ?? []).map((object) => ({
       key: decode(object.Key),
@@ -64,16 +77,29 @@ export async function* paginatePages(
       ...(object.ETag ? { etag: object.ETag } : {}),
     }));
     const prefixes = (response.CommonPrefixes ?? []).map((entry) => decode(entry.Prefix));
-    const lastKey = objects.at(-1)?.key ?? after;
-    const next = response.IsTruncated && lastKey ? { key: lastKey } : undefined;
-    yield { objects, prefixes, ...(next ? { next } : {}) };
-    if (!response.IsTruncated) return;
-    // Within one run the token goes on (an empty truncated page included); a page record
-    // resumes from the last key with StartAfter.
+    if (!response.IsTruncated) {
+      yield { objects, prefixes };
+      return;
+    }
+    after = objects.at(-1)?.key ?? after;
     token = response.NextContinuationToken;
-    after = lastKey;
+    if (objects.length === 0 && !token) {
+      throw new Error(`S3 answered a truncated page of ${input.Prefix} with no keys and no token`);
+    }
+    // A page with keys is resumed after its last key; an empty one only by its token.
+    const next: Cursor = {
+      key: after ?? '',
+      ...(objects.length === 0 && token ? { token } : {}),
+    };
+    yield { objects, prefixes, next };
   }
 }
+
+/** S3's answer to a continuation token it does not take (400 InvalidArgument). */
+const isRefusedToken = (error: unknown) =>
+  error instanceof S3ServiceException &&
+  error.name === 'InvalidArgument' &&
+  /continuation token/i.test(error.message);
 
 /**
  * Pages through every version and delete marker under a prefix with S3's own markers
@@ -132,12 +158,17 @@ export async function* paginateVersionPages(
   }
 }
 
-/** Empty truncated pages one worker skips before it hands the cursor on with an empty page. */
+/**
+ * Empty truncated pages one call skips before it returns one (with where it goes on): a
+ * listing may hold any number of them in a row, and a worker's time is bounded.
+ */
 const MAX_EMPTY_PAGES = 10;
 
 /**
  * The first page with entries (S3 may answer a truncated page with none): what one worker
- * lists for one message. The last page, empty or not, ends the listing.
+ * lists for one message. The last page, empty or not, ends the listing. After a bounded run of
+ * empty truncated pages the last of them comes back: its `next` moves past them, so recording
+ * it moves the chain forward.
  */
 export async function firstPage(
   configuration: PagerConfiguration,
@@ -152,8 +183,7 @@ export async function firstPage(
   for await (const page of pages) {
     last = page;
     const empty = page.objects.length === 0 && page.prefixes.length === 0;
-    // Bounded where the page can say where to go on: recording it moves the chain forward.
-    if (!empty || (page.next && ++skipped > MAX_EMPTY_PAGES)) return page;
+    if (!empty || !page.next || ++skipped > MAX_EMPTY_PAGES) return page;
   }
   if (!last) throw new Error('unreachable: a listing yields at least one page');
   return last;

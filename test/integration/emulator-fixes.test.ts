@@ -41,7 +41,8 @@ import {
   SendMessageCommand,
   SQSClient,
 } from '@aws-sdk/client-sqs';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Emulator, startMoto } from '../../lib/local/emulator.ts';
 
 /**
  * The AWS behaviours Lethe relies on that moto 5.2.1 gets wrong, one `describe` per patch of
@@ -665,5 +666,95 @@ describe('patch sqs-receive-lock: one receive at a time per queue, woken when a 
     for (const [attempt, { body }] of tries.entries()) expect(body).toEqual([`late? ${attempt}`]);
     expect(best.sentAfter).toBeLessThan(500);
     expect(best.late).toBeLessThan(500);
+  });
+});
+
+describe('fault mode s3-empty-truncated-pages: empty truncated list pages, as S3 may answer', () => {
+  const bucket = `fixes-empty-pages-${run}`;
+  const keys = ['a', 'b', 'c', 'd', 'e'].map((name) => `p/${name}`);
+  let faulty: Emulator;
+  const clients: Record<'on' | 'off', S3Client> = {
+    off: new S3Client({ maxAttempts: 1, forcePathStyle: true }),
+  } as Record<'on' | 'off', S3Client>;
+
+  beforeAll(async () => {
+    faulty = await startMoto({ faults: { 's3-empty-truncated-pages': 3 } });
+    clients.on = new S3Client({ maxAttempts: 1, forcePathStyle: true, endpoint: faulty.endpoint });
+    for (const s3 of Object.values(clients)) {
+      await s3.send(new CreateBucketCommand({ Bucket: bucket }));
+      await s3.send(
+        new PutBucketVersioningCommand({
+          Bucket: bucket,
+          VersioningConfiguration: { Status: 'Enabled' },
+        }),
+      );
+      for (const Key of keys)
+        await s3.send(new PutObjectCommand({ Bucket: bucket, Key, Body: 'x' }));
+    }
+  });
+  afterAll(async () => {
+    await faulty?.stop();
+  });
+
+  /** Every page of a plain listing of 2 keys a page, each as keys listed (or "empty"). */
+  async function plainPages(s3: S3Client) {
+    const pages: string[] = [];
+    let ContinuationToken: string | undefined;
+    for (let asked = 0; asked < 50; asked++) {
+      const page = await s3.send(
+        new ListObjectsV2Command({ Bucket: bucket, Prefix: 'p/', MaxKeys: 2, ContinuationToken }),
+      );
+      const listed = (page.Contents ?? []).map((object) => object.Key).join(' ');
+      pages.push(listed || `empty ${page.KeyCount}`);
+      if (!page.IsTruncated) break;
+      ContinuationToken = page.NextContinuationToken;
+    }
+    return pages;
+  }
+
+  /** The same for a listing of versions, resumed from S3's markers. */
+  async function versionPages(s3: S3Client) {
+    const pages: string[] = [];
+    let markers: Pick<ListObjectVersionsCommandInput, 'KeyMarker' | 'VersionIdMarker'> = {};
+    for (let asked = 0; asked < 50; asked++) {
+      const page = await s3.send(
+        new ListObjectVersionsCommand({ Bucket: bucket, Prefix: 'p/', MaxKeys: 2, ...markers }),
+      );
+      const listed = [...(page.Versions ?? []), ...(page.DeleteMarkers ?? [])];
+      pages.push(listed.map((version) => version.Key).join(' ') || 'empty');
+      if (!page.IsTruncated) break;
+      markers = { KeyMarker: page.NextKeyMarker, VersionIdMarker: page.NextVersionIdMarker };
+    }
+    return pages;
+  }
+
+  const empties = ['empty', 'empty', 'empty'];
+
+  it('S3: ListObjectsV2 may answer truncated pages with no keys; their token goes on (mode on)', async () => {
+    const empty = ['empty 0', 'empty 0', 'empty 0'];
+    expect(await plainPages(clients.on)).toEqual([
+      ...empty,
+      'p/a p/b',
+      ...empty,
+      'p/c p/d',
+      ...empty,
+      'p/e',
+    ]);
+  });
+
+  it('S3: ListObjectVersions may answer truncated pages with none; their markers go on (mode on)', async () => {
+    expect(await versionPages(clients.on)).toEqual([
+      ...empties,
+      'p/a p/b',
+      ...empties,
+      'p/c p/d',
+      ...empties,
+      'p/e',
+    ]);
+  });
+
+  it('guards the mode: off, the same listings answer keys on every page', async () => {
+    expect(await plainPages(clients.off)).toEqual(['p/a p/b', 'p/c p/d', 'p/e']);
+    expect(await versionPages(clients.off)).toEqual(['p/a p/b', 'p/c p/d', 'p/e']);
   });
 });

@@ -123,14 +123,6 @@ describe('the import rules', () => {
   });
 });
 
-describe('the size of files', () => {
-  it.each(files.filter((file) => file.startsWith('lib/')))('%s stays under 300 lines', (file) => {
-    const lines = readFileSync(join(ROOT, file), 'utf8').split('\n').length;
-
-    expect(lines).toBeLessThanOrEqual(300);
-  });
-});
-
 describe('production code and the emulator', () => {
   const production = files.filter((file) => !file.startsWith('lib/local/'));
 

@@ -167,8 +167,20 @@ Off unless named in LETHE_MOTO_FAULTS, a JSON object of mode to rate or size (st
 that moto never does, so that the tests that turn it on see what a deployed stack would. A
 mode is added with `fault_rate(name)` or `fault_size(name)` where its patch decides, and a
 test in test/integration/emulator-fixes.test.ts shows it.
+
+s3-empty-truncated-pages (a size N)
+    AWS: S3 may answer a ListObjectsV2 or ListObjectVersions page with no keys and IsTruncated
+    true (KeyCount 0 and a NextContinuationToken; for versions, NextKeyMarker and
+    NextVersionIdMarker), e.g. behind many delete markers or expired objects, many in a row.
+    moto 5.2.1: a truncated page always holds keys.
+    Mode: every listing answers N empty truncated pages before each real page (the last one
+    too): their token (or version-id marker) holds the request that began the run and a count,
+    and the request after the Nth is answered as that one would have been. An empty versions
+    page names as NextKeyMarker the key marker asked (at the start, the prefix; a listing of a
+    whole bucket from its start gets no empty pages).
 """
 
+import base64
 import json
 import os
 import random
@@ -176,6 +188,7 @@ import sys
 import threading
 import time
 import traceback
+import urllib.parse
 from functools import wraps
 from xml.parsers.expat import ExpatError
 
@@ -770,6 +783,109 @@ def _s3_delete_objects_malformed_xml():
         return delete
 
     _wrap(S3Response, "_bucket_response_delete_keys", malformed_as_400)
+
+
+_EMPTY_PAGE = "lethe-empty-page."
+
+
+def _empty_page_mark(state):
+    """A continuation token (or version-id marker) that holds where the listing goes on."""
+    return _EMPTY_PAGE + base64.urlsafe_b64encode(json.dumps(state).encode()).decode()
+
+
+def _empty_page_state(mark):
+    """What a mark of _empty_page_mark holds; None when the value is S3's own (or absent)."""
+    if not mark or not mark.startswith(_EMPTY_PAGE):
+        return None
+    return json.loads(base64.urlsafe_b64decode(mark[len(_EMPTY_PAGE):]))
+
+
+def _asked_as(query, state, fields):
+    """Puts back in the query the fields (name, state key) of the request that began the run."""
+    for name, key in fields:
+        query.pop(name, None)
+        if state.get(key):
+            query[name] = [state[key]]
+
+
+@_patch("s3-empty-truncated-pages")
+def _s3_empty_truncated_pages():
+    from moto.core.responses import ActionResult
+    from moto.s3.responses import S3Response
+
+    mode = "s3-empty-truncated-pages"
+
+    def objects_with_empty_pages(list_objects_v2):
+        def listing(self):
+            pages, query = fault_size(mode), self.querystring
+            state = _empty_page_state(query.get("continuation-token", [None])[0]) or {
+                "served": 0,
+                "token": query.get("continuation-token", [None])[0],
+                "after": query.get("start-after", [None])[0],
+            }
+            if state["served"] >= pages:
+                _asked_as(query, state, (("continuation-token", "token"), ("start-after", "after")))
+                return list_objects_v2(self)
+            bucket = self.backend.get_bucket(self.bucket_name)
+            prefix = self._get_querystring(self.request, self.uri).get("prefix", [None])[0] or ""
+            encoding = query.get("encoding-type", [None])[0]
+            delimiter = query.get("delimiter", [None])[0]
+            result = {
+                "Name": bucket.name,
+                "Prefix": urllib.parse.quote(prefix) if encoding == "url" else prefix,
+                "MaxKeys": int(query.get("max-keys", ["1000"])[0]),
+                "KeyCount": 0,
+                "IsTruncated": True,
+                "Contents": [],
+                "NextContinuationToken": _empty_page_mark({**state, "served": state["served"] + 1}),
+            }
+            if delimiter:
+                result.update(Delimiter=delimiter, CommonPrefixes=[])
+            if encoding:
+                result["EncodingType"] = encoding
+            self.data["Action"] = "ListObjectsV2"
+            return self.serialized(ActionResult(result))
+
+        return listing
+
+    def versions_with_empty_pages(list_object_versions):
+        def listing(self):
+            pages, query = fault_size(mode), self.querystring
+            asked_key = query.get("key-marker", [None])[0]
+            asked_version = query.get("version-id-marker", [None])[0]
+            state = _empty_page_state(asked_version) or {
+                "served": 0,
+                "key": asked_key,
+                "version": asked_version,
+            }
+            prefix = self._get_querystring(self.request, self.uri).get("prefix", [""])[0] or ""
+            # The key the empty page stopped at: the one asked for, or the prefix at the start.
+            next_key = state["key"] or prefix
+            if state["served"] >= pages or not next_key:
+                _asked_as(query, state, (("key-marker", "key"), ("version-id-marker", "version")))
+                return list_object_versions(self)
+            bucket = self.backend.get_bucket(self.bucket_name)
+            result = {
+                "Name": bucket.name,
+                "Prefix": prefix,
+                "Delimiter": query.get("delimiter", [None])[0],
+                "KeyMarker": asked_key or "",
+                "VersionIdMarker": asked_version or "",
+                "MaxKeys": int(query.get("max-keys", ["1000"])[0]),
+                "IsTruncated": True,
+                "Versions": [],
+                "DeleteMarkers": [],
+                "NextKeyMarker": next_key,
+                "NextVersionIdMarker": _empty_page_mark({**state, "served": state["served"] + 1}),
+            }
+            self.data["Action"] = "ListObjectVersions"
+            return self.serialized(ActionResult(result))
+
+        return listing
+
+    if fault_size(mode) > 0:
+        _wrap(S3Response, "list_objects_v2", objects_with_empty_pages)
+        _wrap(S3Response, "list_object_versions", versions_with_empty_pages)
 
 
 _receive_lock = threading.Lock()

@@ -1,4 +1,4 @@
-import { ListObjectVersionsCommand, S3Client } from '@aws-sdk/client-s3';
+import { ListObjectsV2Command, ListObjectVersionsCommand, S3Client } from '@aws-sdk/client-s3';
 import { mockClient } from 'aws-sdk-client-mock';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
@@ -221,5 +221,37 @@ describe('leftOfPage, a range chain whose earlier attempt only laid delete marke
 
     // Assess: b/1 alone was hidden (the versioned round deletes and counts it): b/2 counts
     expect(left.page).toMatchObject({ count: 1, bytes: 10 });
+  });
+});
+
+describe('listPageAgain over empty truncated pages', () => {
+  it('lists on past a long run of empty pages to the keys of the page', async () => {
+    // Prepare: S3 answers 25 empty truncated pages (behind delete markers), then the page's keys.
+    const s3 = mockClient(S3Client);
+    const [a, b] = [`${day(1)}a`, `${day(1)}b`];
+    s3.on(ListObjectsV2Command).callsFake((input: { ContinuationToken?: string }) => {
+      const at = input.ContinuationToken ? Number(input.ContinuationToken.slice(1)) : 0;
+      if (at < 25) return { KeyCount: 0, IsTruncated: true, NextContinuationToken: `t${at + 1}` };
+      return {
+        Contents: [
+          { Key: a, Size: 2 },
+          { Key: b, Size: 2 },
+        ],
+        IsTruncated: false,
+      };
+    });
+    const chain = { bucket: 'b', prefix: day(1), versioned: false };
+    const page = { page: 1, after: { key: `${day(1)}0` }, lastKey: b, count: 2, bytes: 4 };
+
+    // Act
+    const client = new S3Client({
+      region: 'us-east-1',
+      credentials: { accessKeyId: 'test', secretAccessKey: 'test' },
+    });
+    const objects = await listPageAgain(client, chain, page, 3).finally(() => s3.restore());
+
+    // Assess
+    expect(objects.map((entry) => entry.key)).toEqual([a, b]);
+    expect(s3.commandCalls(ListObjectsV2Command)).toHaveLength(26);
   });
 });

@@ -556,6 +556,25 @@ describe('PageWorker.handle, a page', () => {
       expect(chains.split).not.toHaveBeenCalled();
     });
 
+    it('neither splits nor marks its range indivisible behind a run of empty truncated pages', async () => {
+      // Prepare: S3 answers the listing by delimiter with empty truncated pages only.
+      full([]);
+      s3.on(ListObjectsV2Command, { Delimiter: '/' }).resolves({
+        KeyCount: 0,
+        IsTruncated: true,
+        NextContinuationToken: 't',
+      });
+      const { pageWorker, chains, queue } = worker(rangeChain);
+
+      // Act
+      await pageWorker.handle(pageMessage(rangeChain, 0));
+
+      // Assess: the next page looks for a split again
+      expect(chains.markIndivisible).not.toHaveBeenCalled();
+      expect(chains.split).not.toHaveBeenCalled();
+      expect(queue.send).toHaveBeenCalledExactlyOnceWith([pageMessage(rangeChain, 1)]);
+    });
+
     it('looks for no split once its range is indivisible, nor when its page ends the range', async () => {
       // Prepare
       full([1, 2, 3]);
@@ -634,13 +653,18 @@ describe('PageWorker.handle, a page', () => {
     const { pageWorker, chains, queue, deleter } = worker(
       aChain({ lastPage: 0, cursor: { key: a.key } }),
     );
-    s3.on(ListObjectsV2Command).resolves({ Contents: [], IsTruncated: true });
+    s3.on(ListObjectsV2Command).resolves({
+      Contents: [],
+      IsTruncated: true,
+      NextContinuationToken: 't1',
+    });
 
     // Act
     await pageWorker.handle(page(1));
 
-    // Assess
-    expect(chains.recordListing.mock.calls[0]?.slice(1, 4)).toEqual([1, undefined, { key: a.key }]);
+    // Assess: the cursor keeps S3's token, the one position past an empty page
+    const next = { key: a.key, token: 't1' };
+    expect(chains.recordListing.mock.calls[0]?.slice(1, 4)).toEqual([1, undefined, next]);
     expect(queue.send).toHaveBeenCalledExactlyOnceWith([page(2)]);
     expect(deleter.deletePage).not.toHaveBeenCalled();
   });

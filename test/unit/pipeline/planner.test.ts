@@ -2,6 +2,7 @@ import {
   GetBucketVersioningCommand,
   ListMultipartUploadsCommand,
   ListObjectsV2Command,
+  type ListObjectsV2CommandInput,
   S3Client,
   S3ServiceException,
 } from '@aws-sdk/client-s3';
@@ -88,31 +89,35 @@ function memoryPlans(): PlannerOptions['plans'] & { plan: () => PlanRecord } {
   };
 }
 
-/** A bucket with two partitions of three objects each, and one key directly under them. */
-function bucket() {
-  const keys = {
-    [`${location}dt=1/`]: ['a', 'b', 'c'],
-    [`${location}dt=2/`]: ['d', 'e', 'f'],
+/** Two partitions of three objects each, and one key directly under them. */
+const keys: Record<string, string[]> = {
+  [`${location}dt=1/`]: ['a', 'b', 'c'],
+  [`${location}dt=2/`]: ['d', 'e', 'f'],
+};
+
+/** That bucket's answer to a listing. */
+function listingOf(input: ListObjectsV2CommandInput) {
+  if (input.Delimiter) {
+    return {
+      CommonPrefixes: Object.keys(keys).map((Prefix) => ({ Prefix })),
+      Contents: [{ Key: `${location}manifest.json`, Size: 100 }],
+    };
+  }
+  const all = (keys[input.Prefix ?? ''] ?? []).map((name) => `${input.Prefix}${name}`);
+  const after = all.filter((key) => !input.StartAfter || key > input.StartAfter);
+  const page = after.slice(0, input.MaxKeys);
+  return {
+    Contents: page.map((Key) => ({ Key, Size: 10 })),
+    IsTruncated: after.length > page.length,
   };
+}
+
+function bucket() {
   s3.on(GetBucketVersioningCommand).resolves({});
   s3.on(ListMultipartUploadsCommand).resolves({
     Uploads: [{ Key: `${location}dt=1/x.bin`, UploadId: 'u1' }],
   });
-  s3.on(ListObjectsV2Command).callsFake((input) => {
-    if (input.Delimiter) {
-      return {
-        CommonPrefixes: Object.keys(keys).map((Prefix) => ({ Prefix })),
-        Contents: [{ Key: `${location}manifest.json`, Size: 100 }],
-      };
-    }
-    const all = (keys[input.Prefix] ?? []).map((name) => `${input.Prefix}${name}`);
-    const after = all.filter((key) => !input.StartAfter || key > input.StartAfter);
-    const page = after.slice(0, input.MaxKeys);
-    return {
-      Contents: page.map((Key) => ({ Key, Size: 10 })),
-      IsTruncated: after.length > page.length,
-    };
-  });
+  s3.on(ListObjectsV2Command).callsFake(listingOf);
 }
 
 describe('Planner', () => {
@@ -177,6 +182,31 @@ describe('Planner', () => {
       pages: 5,
       multipartUploads: 1,
     });
+  });
+
+  it('counts past runs of empty truncated pages, as S3 may answer before each page', async () => {
+    // Prepare: S3 answers 12 empty truncated pages before each page of a partition, each
+    // token leading to the next (the first page of the location, by delimiter, as before).
+    s3.on(ListObjectsV2Command).callsFake((input: ListObjectsV2CommandInput) => {
+      if (input.Delimiter) return listingOf(input);
+      const [run, after] = input.ContinuationToken
+        ? JSON.parse(input.ContinuationToken)
+        : [0, input.StartAfter];
+      if (run < 12) {
+        const NextContinuationToken = JSON.stringify([run + 1, after]);
+        return { KeyCount: 0, IsTruncated: true, NextContinuationToken };
+      }
+      return listingOf({ ...input, StartAfter: after });
+    });
+
+    // Act: at most 100 messages (a chain that cannot move would go on for ever)
+    await planner.start({ tenant: 'acme', planId: PLAN_ID });
+    for (let delivered = 0; delivered < 100 && sent.length > 0; delivered++) {
+      await planner.page(sent.shift() as PlanPageMessage);
+    }
+
+    // Assess
+    expect(plans.plan()).toMatchObject({ state: 'COMPLETED', objects: 7, bytes: 160 });
   });
 
   it('hands the next page on again when the worker that counted a page died before sending it', async () => {

@@ -2,6 +2,7 @@ import { Duration, Stack, type StackProps } from 'aws-cdk-lib';
 import type { RestApi } from 'aws-cdk-lib/aws-apigateway';
 import type { Table } from 'aws-cdk-lib/aws-dynamodb';
 import type { PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import { RecursiveLoop } from 'aws-cdk-lib/aws-lambda';
 import type { IBucket } from 'aws-cdk-lib/aws-s3';
 import type { Queue } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
@@ -217,6 +218,10 @@ export class LetheStack extends Stack {
       entry: 'functions/worker.ts',
       timeout: WORKER_TIMEOUT,
       memorySize: WORKER_MEMORY_MB,
+      // The worker sends a chain's next page (and its deferred and finalize messages) to the
+      // work queue that invokes it: a chain of more than about 16 pages is a loop to Lambda,
+      // which with Terminate would stop it and move its page to the dead-letter queue.
+      recursiveLoop: RecursiveLoop.ALLOW,
     });
     // The bucket's key budget holds wherever pages are deleted: the dispatcher deletes a round's
     // first page.

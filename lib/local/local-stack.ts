@@ -14,13 +14,21 @@ import { PortInUseError, withStateChangeLines } from './console.ts';
 
 export { PortInUseError } from './console.ts';
 
+import { AccountConcurrency } from './account-concurrency.ts';
 import { type Emulators, emulatorsFor } from './emulator.ts';
 import { createHttpServer } from './http-server.ts';
 import { withTimeout } from './invocation.ts';
+import {
+  carryLineage,
+  currentLineage,
+  invokedOnce,
+  LineageLedger,
+  runWithLineage,
+} from './lineage.ts';
 import { type LocalFunction, type LocalResources, provision } from './provision.ts';
 import { QueuePoller } from './queue-poller.ts';
 import { StreamPoller } from './stream-poller.ts';
-import { apiRoutes, synthesizeTemplate } from './template.ts';
+import { apiRoutes, type CfnTemplate, synthesizeTemplate } from './template.ts';
 
 export interface LocalStackOptions {
   /**
@@ -44,6 +52,20 @@ export interface LocalStackOptions {
   readonly visibilityTimeoutSeconds?: number;
   /** Props of the synthesized stack, e.g. an existing `bucketName`. */
   readonly stackProps?: LetheStackProps;
+  /**
+   * Lambda's recursive loop detection (opt-in): each invocation counts the chain of messages
+   * that led to it, and a function whose template says `RecursiveLoop: Terminate` is not
+   * invoked past 16 (env LETHE_LOCAL_LOOP_DETECTION=1). @default off
+   */
+  readonly loopDetection?: boolean;
+  /**
+   * The account's Lambda concurrency (opt-in), shared by every invocation from an event source
+   * or a schedule: above it an invoke is throttled as Lambda throttles it (env
+   * LETHE_LOCAL_ACCOUNT_CONCURRENCY). @default unlimited
+   */
+  readonly accountConcurrency?: number;
+  /** Changes the synthesized template before it runs (a test of a setting the stack no longer has). */
+  readonly template?: (template: CfnTemplate) => CfnTemplate;
   /** Wraps the SDK clients the handlers use (request counting, fault injection). */
   readonly wrapClients?: (clients: Clients) => Clients;
   readonly log?: (message: string) => void;
@@ -92,6 +114,10 @@ export class LocalStack {
   readonly #pollers: Array<{ stop(): Promise<void> }>;
   readonly #timers: NodeJS.Timeout[];
   readonly #handlers: Map<string, Handler>;
+  /** The account's concurrency, when the runtime models it. */
+  readonly account: AccountConcurrency | undefined;
+  /** Ends the throttled invokes still waiting for the account's concurrency. */
+  readonly #stopRunning: () => void;
 
   private constructor(parts: {
     url: string;
@@ -104,6 +130,8 @@ export class LocalStack {
     pollers: Array<{ stop(): Promise<void> }>;
     timers: NodeJS.Timeout[];
     handlers: Map<string, Handler>;
+    account: AccountConcurrency | undefined;
+    stopRunning: () => void;
   }) {
     this.url = parts.url;
     this.endpoint = parts.endpoint;
@@ -115,6 +143,8 @@ export class LocalStack {
     this.#pollers = parts.pollers;
     this.#timers = parts.timers;
     this.#handlers = parts.handlers;
+    this.account = parts.account;
+    this.#stopRunning = parts.stopRunning;
   }
 
   static async start(options: LocalStackOptions = {}): Promise<LocalStack> {
@@ -139,7 +169,8 @@ export class LocalStack {
     emulators: Emulators | undefined,
     log: (message: string) => void,
   ): Promise<LocalStack> {
-    const template = synthesizeTemplate(options.stackProps);
+    const synthesized = synthesizeTemplate(options.stackProps);
+    const template = options.template?.(synthesized) ?? synthesized;
     // Path-style S3: an emulator on a bare host:port has no per-bucket host names.
     const baseClients = createClients({ forcePathStyle: true });
     const resources = await provision(template, baseClients, {
@@ -153,11 +184,32 @@ export class LocalStack {
     // The handlers' clients (wrapped after provisioning, so wrappers see only pipeline calls).
     const clients = options.wrapClients?.(baseClients) ?? baseClients;
 
+    const ledger = options.loopDetection ? new LineageLedger() : undefined;
+    if (ledger) carryLineage(clients.sqs, ledger);
+    const account =
+      options.accountConcurrency !== undefined
+        ? new AccountConcurrency(options.accountConcurrency)
+        : undefined;
+    let running = true;
+    const stopped = () => !running;
+
     const handlers = new Map<string, Handler>();
     for (const fn of resources.functions) {
       // Held to the function's timeout from the template, as Lambda holds it.
-      const handler = await loadHandler(fn, options.settings ?? {}, clients);
-      handlers.set(fn.logicalId, withTimeout(handler, fn.timeoutSeconds));
+      const handler = withTimeout(
+        await loadHandler(fn, options.settings ?? {}, clients),
+        fn.timeoutSeconds,
+      );
+      // Each invocation one more in its chain's lineage (a new chain unless a message began it).
+      handlers.set(
+        fn.logicalId,
+        ledger
+          ? (event) =>
+              runWithLineage(invokedOnce(currentLineage() ?? {}, fn.logicalId), () =>
+                handler(event),
+              )
+          : handler,
+      );
     }
     const handlerOf = (functionId: string) => {
       const handler = handlers.get(functionId);
@@ -182,7 +234,8 @@ export class LocalStack {
             streams: new DynamoDBStreamsClient({}),
             sqs: baseClients.sqs,
             source,
-            invoke,
+            // A throttled stream batch is retried until it gets through.
+            invoke: account ? account.gate(invoke, stopped) : invoke,
             region,
             queueUrlOf: (arn) => resources.queues.find((queue) => queue.arn === arn)?.url,
             log,
@@ -191,6 +244,12 @@ export class LocalStack {
       } else {
         const queue = resources.queues.find((candidate) => candidate.arn === source.sourceArn);
         if (!queue) throw new Error(`no local queue for ${source.sourceArn}`);
+        const fn = resources.functions.find(
+          (candidate) => candidate.logicalId === source.functionId,
+        );
+        const deadLetterUrl = resources.queues.find(
+          (candidate) => candidate.arn === queue.deadLetterArn,
+        )?.url;
         pollers.push(
           new QueuePoller({
             sqs: baseClients.sqs,
@@ -199,6 +258,17 @@ export class LocalStack {
             invoke,
             region,
             ...(options.workerConcurrency ? { concurrency: options.workerConcurrency } : {}),
+            visibilityTimeoutSeconds: queue.visibilityTimeoutSeconds,
+            ...(ledger
+              ? {
+                  loops: {
+                    ledger,
+                    terminate: fn?.recursiveLoop !== 'Allow',
+                    ...(deadLetterUrl ? { deadLetterUrl } : {}),
+                  },
+                }
+              : {}),
+            ...(account ? { account } : {}),
             log,
           }),
         );
@@ -207,7 +277,10 @@ export class LocalStack {
 
     const timers: NodeJS.Timeout[] = [];
     for (const schedule of resources.schedules) {
-      const invoke = handlerOf(schedule.functionId);
+      // EventBridge invokes asynchronously: a throttled invoke is retried until it gets through.
+      const invoke = account
+        ? account.gate(handlerOf(schedule.functionId), stopped)
+        : handlerOf(schedule.functionId);
       const seconds = options.sweepIntervalSeconds ?? schedule.intervalSeconds;
       let busy = false;
       const tick = async () => {
@@ -249,6 +322,10 @@ export class LocalStack {
     const address = server.address() as AddressInfo;
     for (const poller of pollers) poller.start();
     return new LocalStack({
+      account,
+      stopRunning: () => {
+        running = false;
+      },
       url: `http://127.0.0.1:${address.port}`,
       ...endpoints,
       resources,
@@ -272,6 +349,7 @@ export class LocalStack {
   /** Stops serving and polling, then the emulators if this stack started them. */
   async stop(): Promise<void> {
     for (const timer of this.#timers) clearInterval(timer);
+    this.#stopRunning();
     await new Promise<void>((resolve) => {
       this.#server.close(() => resolve());
       this.#server.closeAllConnections();

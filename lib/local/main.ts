@@ -8,6 +8,8 @@
  *   LETHE_LOCAL_PREFIX                    prefix of the emulator's resource names (default lethe)
  *   LETHE_LOCAL_VISIBILITY_TIMEOUT_SECONDS   shorter redelivery than the deployed 6 minutes
  *   LETHE_LOCAL_WORKER_CONCURRENCY        concurrent worker invocations
+ *   LETHE_LOCAL_LOOP_DETECTION=1          Lambda's recursive loop detection (RecursiveLoop)
+ *   LETHE_LOCAL_ACCOUNT_CONCURRENCY       the account's Lambda concurrency: throttles above it
  *   LETHE_FAILPOINTS                      failpoints to arm, e.g. worker.after-delete=crash
  *   LETHE_QUIET=1                         no line per request and per state change
  *   LETHE_LOG_LEVEL                       the functions' structured logs (default WARN)
@@ -93,6 +95,8 @@ try {
   const sweepIntervalSeconds = optionalInt('LETHE_SWEEP_INTERVAL_SECONDS');
   const visibilityTimeoutSeconds = optionalInt('LETHE_LOCAL_VISIBILITY_TIMEOUT_SECONDS');
   const workerConcurrency = optionalInt('LETHE_LOCAL_WORKER_CONCURRENCY');
+  const accountConcurrency = optionalInt('LETHE_LOCAL_ACCOUNT_CONCURRENCY');
+  const loopDetection = /^(1|true|yes)$/i.test(process.env.LETHE_LOCAL_LOOP_DETECTION ?? '');
   const port = optionalInt('PORT', 65_535) ?? 3000;
   await assertPortFree(port);
   stack = await LocalStack.start({
@@ -102,6 +106,8 @@ try {
     ...(sweepIntervalSeconds ? { sweepIntervalSeconds } : {}),
     ...(visibilityTimeoutSeconds !== undefined ? { visibilityTimeoutSeconds } : {}),
     ...(workerConcurrency ? { workerConcurrency } : {}),
+    ...(accountConcurrency ? { accountConcurrency } : {}),
+    loopDetection,
     log: runtimeLog,
     ...(quiet ? {} : { console: consoleLine }),
   });

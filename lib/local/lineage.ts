@@ -3,9 +3,7 @@ import { createHash } from 'node:crypto';
 import type {
   Message,
   SendMessageBatchCommandInput,
-  SendMessageBatchCommandOutput,
   SendMessageCommandInput,
-  SendMessageCommandOutput,
   SQSClient,
 } from '@aws-sdk/client-sqs';
 
@@ -77,26 +75,28 @@ export function parseLineage(header: string | undefined): Lineage {
 }
 
 /**
- * The trace headers of the messages sent, by message id. SQS keeps a message's header as its
+ * The trace headers of the messages sent, by body. SQS keeps a message's header as its
  * `AWSTraceHeader` system attribute; moto 5.2.1 drops it from a SendMessageBatch entry, so the
- * runtime remembers it here too.
+ * runtime remembers it here too. By body, recorded before the send: a poller may receive the
+ * message before its send has answered with an id. A body sent again (a resend) takes the
+ * lineage of its latest send.
  */
 export class LineageLedger {
   readonly #headers = new Map<string, string>();
 
-  record(messageId: string | undefined, header: string) {
-    if (messageId) this.#headers.set(messageId, header);
+  record(body: string | undefined, header: string) {
+    if (body !== undefined) this.#headers.set(body, header);
   }
 
   /** A received message's lineage: its system attribute, or what was recorded at its send. */
-  of(message: Message): Lineage {
-    const id = message.MessageId ?? '';
-    return parseLineage(message.Attributes?.AWSTraceHeader ?? this.#headers.get(id));
+  of(message: Pick<Message, 'Attributes' | 'Body'>): Lineage {
+    const recorded = message.Body === undefined ? undefined : this.#headers.get(message.Body);
+    return parseLineage(message.Attributes?.AWSTraceHeader ?? recorded);
   }
 
   /** Forgets a message that left the queue. */
-  forget(messageId: string | undefined) {
-    if (messageId) this.#headers.delete(messageId);
+  forget(body: string | undefined) {
+    if (body !== undefined) this.#headers.delete(body);
   }
 }
 
@@ -105,7 +105,7 @@ const TRACE_ATTRIBUTE = 'AWSTraceHeader';
 /**
  * Carries the running invocation's lineage on every message an SQS client sends, as the SDK
  * does in Lambda: the `AWSTraceHeader` system attribute on each message, and the ledger's
- * record by message id. Sends outside an invocation (the pollers' own) carry none.
+ * record of its body. Sends outside an invocation (the pollers' own) carry none.
  */
 export function carryLineage(sqs: SQSClient, ledger: LineageLedger) {
   sqs.middlewareStack.add(
@@ -121,26 +121,24 @@ export function carryLineage(sqs: SQSClient, ledger: LineageLedger) {
       };
       if (name === 'SendMessageCommand') {
         const input = args.input as SendMessageCommandInput;
-        const result = await next({
+        ledger.record(input.MessageBody, header);
+        return next({
           ...args,
           input: {
             ...input,
             MessageSystemAttributes: { ...input.MessageSystemAttributes, ...attribute },
           },
         });
-        ledger.record((result.output as SendMessageCommandOutput).MessageId, header);
-        return result;
       }
       const input = args.input as SendMessageBatchCommandInput;
-      const Entries = input.Entries?.map((entry) => ({
-        ...entry,
-        MessageSystemAttributes: { ...entry.MessageSystemAttributes, ...attribute },
-      }));
-      const result = await next({ ...args, input: { ...input, Entries } });
-      for (const sent of (result.output as SendMessageBatchCommandOutput).Successful ?? []) {
-        ledger.record(sent.MessageId, header);
-      }
-      return result;
+      const Entries = input.Entries?.map((entry) => {
+        ledger.record(entry.MessageBody, header);
+        return {
+          ...entry,
+          MessageSystemAttributes: { ...entry.MessageSystemAttributes, ...attribute },
+        };
+      });
+      return next({ ...args, input: { ...input, Entries } });
     },
     { step: 'initialize', name: 'letheCarryLineage' },
   );

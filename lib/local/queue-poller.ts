@@ -105,7 +105,7 @@ export class QueuePoller {
               })),
             }),
           );
-          for (const record of done) this.#options.loops?.ledger.forget(record.messageId);
+          for (const record of done) this.#options.loops?.ledger.forget(record.body);
         }
       } catch (error) {
         this.#options.log?.(`queue poller: ${(error as Error).message}`);
@@ -153,7 +153,7 @@ export class QueuePoller {
           Entries: [{ Id: '0', ReceiptHandle: message.ReceiptHandle }],
         }),
       );
-      loops.ledger.forget(message.MessageId);
+      loops.ledger.forget(message.Body);
     }
     return deliver;
   }

@@ -104,7 +104,7 @@ describe('carryLineage', () => {
       [header, header],
     );
     expect(singles[0]?.MessageSystemAttributes?.AWSTraceHeader?.StringValue).toBe(header);
-    for (const id of ['a', 'b', 'one']) expect(ledger.of({ MessageId: id })).toEqual(lineage);
+    for (const body of ['p2', 'p3', 'p4']) expect(ledger.of({ Body: body })).toEqual(lineage);
     // The caller's entries are left as they were.
     expect(entries[0]).toEqual({ Id: '0', MessageBody: 'p2' });
   });
@@ -115,14 +115,14 @@ describe('carryLineage', () => {
 
     // Assess
     expect(singles[0]?.MessageSystemAttributes).toBeUndefined();
-    expect(ledger.of({ MessageId: 'one' })).toEqual({});
+    expect(ledger.of({ Body: 'p1' })).toEqual({});
   });
 
   it("reads a received message's AWSTraceHeader before the ledger", () => {
     const lineage = invokedOnce({}, 'Planner');
     ledger.record('m', traceHeader({}));
-    expect(
-      ledger.of({ MessageId: 'm', Attributes: { AWSTraceHeader: traceHeader(lineage) } }),
-    ).toEqual(lineage);
+    expect(ledger.of({ Body: 'm', Attributes: { AWSTraceHeader: traceHeader(lineage) } })).toEqual(
+      lineage,
+    );
   });
 });

@@ -15,6 +15,8 @@ export class AccountConcurrency {
   #running = 0;
   /** Invokes throttled so far (each retry counted): what the Throttles metric would show. */
   throttles = 0;
+  /** The most invocations that ran at once. */
+  peak = 0;
 
   constructor(limit: number) {
     if (!Number.isInteger(limit) || limit < 1) {
@@ -34,6 +36,7 @@ export class AccountConcurrency {
       return undefined;
     }
     this.#running++;
+    this.peak = Math.max(this.peak, this.#running);
     let released = false;
     return () => {
       if (released) return;

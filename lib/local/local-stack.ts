@@ -14,17 +14,11 @@ import { PortInUseError, withStateChangeLines } from './console.ts';
 
 export { PortInUseError } from './console.ts';
 
-import { AccountConcurrency } from './account-concurrency.ts';
+import type { AccountConcurrency } from './account-concurrency.ts';
 import { type Emulators, emulatorsFor } from './emulator.ts';
 import { createHttpServer } from './http-server.ts';
 import { withTimeout } from './invocation.ts';
-import {
-  carryLineage,
-  currentLineage,
-  invokedOnce,
-  LineageLedger,
-  runWithLineage,
-} from './lineage.ts';
+import { LambdaModel } from './lambda-model.ts';
 import { type LocalFunction, type LocalResources, provision } from './provision.ts';
 import { QueuePoller } from './queue-poller.ts';
 import { StreamPoller } from './stream-poller.ts';
@@ -114,10 +108,7 @@ export class LocalStack {
   readonly #pollers: Array<{ stop(): Promise<void> }>;
   readonly #timers: NodeJS.Timeout[];
   readonly #handlers: Map<string, Handler>;
-  /** The account's concurrency, when the runtime models it. */
-  readonly account: AccountConcurrency | undefined;
-  /** Ends the throttled invokes still waiting for the account's concurrency. */
-  readonly #stopRunning: () => void;
+  readonly #model: LambdaModel;
 
   private constructor(parts: {
     url: string;
@@ -130,8 +121,7 @@ export class LocalStack {
     pollers: Array<{ stop(): Promise<void> }>;
     timers: NodeJS.Timeout[];
     handlers: Map<string, Handler>;
-    account: AccountConcurrency | undefined;
-    stopRunning: () => void;
+    model: LambdaModel;
   }) {
     this.url = parts.url;
     this.endpoint = parts.endpoint;
@@ -143,8 +133,12 @@ export class LocalStack {
     this.#pollers = parts.pollers;
     this.#timers = parts.timers;
     this.#handlers = parts.handlers;
-    this.account = parts.account;
-    this.#stopRunning = parts.stopRunning;
+    this.#model = parts.model;
+  }
+
+  /** The account's concurrency, when the runtime models it (`accountConcurrency`). */
+  get account(): AccountConcurrency | undefined {
+    return this.#model.account;
   }
 
   static async start(options: LocalStackOptions = {}): Promise<LocalStack> {
@@ -184,14 +178,7 @@ export class LocalStack {
     // The handlers' clients (wrapped after provisioning, so wrappers see only pipeline calls).
     const clients = options.wrapClients?.(baseClients) ?? baseClients;
 
-    const ledger = options.loopDetection ? new LineageLedger() : undefined;
-    if (ledger) carryLineage(clients.sqs, ledger);
-    const account =
-      options.accountConcurrency !== undefined
-        ? new AccountConcurrency(options.accountConcurrency)
-        : undefined;
-    let running = true;
-    const stopped = () => !running;
+    const model = new LambdaModel(options, clients.sqs);
 
     const handlers = new Map<string, Handler>();
     for (const fn of resources.functions) {
@@ -200,16 +187,7 @@ export class LocalStack {
         await loadHandler(fn, options.settings ?? {}, clients),
         fn.timeoutSeconds,
       );
-      // Each invocation one more in its chain's lineage (a new chain unless a message began it).
-      handlers.set(
-        fn.logicalId,
-        ledger
-          ? (event) =>
-              runWithLineage(invokedOnce(currentLineage() ?? {}, fn.logicalId), () =>
-                handler(event),
-              )
-          : handler,
-      );
+      handlers.set(fn.logicalId, model.invocation(fn, handler));
     }
     const handlerOf = (functionId: string) => {
       const handler = handlers.get(functionId);
@@ -234,8 +212,7 @@ export class LocalStack {
             streams: new DynamoDBStreamsClient({}),
             sqs: baseClients.sqs,
             source,
-            // A throttled stream batch is retried until it gets through.
-            invoke: account ? account.gate(invoke, stopped) : invoke,
+            invoke: model.retriedWhenThrottled(invoke),
             region,
             queueUrlOf: (arn) => resources.queues.find((queue) => queue.arn === arn)?.url,
             log,
@@ -247,9 +224,6 @@ export class LocalStack {
         const fn = resources.functions.find(
           (candidate) => candidate.logicalId === source.functionId,
         );
-        const deadLetterUrl = resources.queues.find(
-          (candidate) => candidate.arn === queue.deadLetterArn,
-        )?.url;
         pollers.push(
           new QueuePoller({
             sqs: baseClients.sqs,
@@ -258,17 +232,7 @@ export class LocalStack {
             invoke,
             region,
             ...(options.workerConcurrency ? { concurrency: options.workerConcurrency } : {}),
-            visibilityTimeoutSeconds: queue.visibilityTimeoutSeconds,
-            ...(ledger
-              ? {
-                  loops: {
-                    ledger,
-                    terminate: fn?.recursiveLoop !== 'Allow',
-                    ...(deadLetterUrl ? { deadLetterUrl } : {}),
-                  },
-                }
-              : {}),
-            ...(account ? { account } : {}),
+            ...model.queueOptions(queue, fn, resources.queues),
             log,
           }),
         );
@@ -278,9 +242,7 @@ export class LocalStack {
     const timers: NodeJS.Timeout[] = [];
     for (const schedule of resources.schedules) {
       // EventBridge invokes asynchronously: a throttled invoke is retried until it gets through.
-      const invoke = account
-        ? account.gate(handlerOf(schedule.functionId), stopped)
-        : handlerOf(schedule.functionId);
+      const invoke = model.retriedWhenThrottled(handlerOf(schedule.functionId));
       const seconds = options.sweepIntervalSeconds ?? schedule.intervalSeconds;
       let busy = false;
       const tick = async () => {
@@ -322,10 +284,7 @@ export class LocalStack {
     const address = server.address() as AddressInfo;
     for (const poller of pollers) poller.start();
     return new LocalStack({
-      account,
-      stopRunning: () => {
-        running = false;
-      },
+      model,
       url: `http://127.0.0.1:${address.port}`,
       ...endpoints,
       resources,
@@ -349,7 +308,7 @@ export class LocalStack {
   /** Stops serving and polling, then the emulators if this stack started them. */
   async stop(): Promise<void> {
     for (const timer of this.#timers) clearInterval(timer);
-    this.#stopRunning();
+    this.#model.stop();
     await new Promise<void>((resolve) => {
       this.#server.close(() => resolve());
       this.#server.closeAllConnections();

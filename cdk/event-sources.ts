@@ -43,7 +43,8 @@ export function eventSourceConcurrency(options: {
  * Refuses a stack whose event sources could invoke more at once than the account runs. Above
  * its quota Lambda throttles an invoke, and a throttled SQS batch goes back to its queue with
  * its receive count one higher: pages throttled `maxReceiveCount` times would reach the
- * dead-letter queue. Within it, the stack's own load throttles none.
+ * dead-letter queue. Within it, the event sources together never run more than the account
+ * can (the api's invocations and other functions' come on top: README, "Deploying").
  */
 export function assertFitsAccount(needed: number, accountConcurrency: number) {
   if (needed > accountConcurrency) {

@@ -1,7 +1,8 @@
 import { App } from 'aws-cdk-lib';
 import { describe, expect, it } from 'vitest';
+import { propsFromContext } from '../../cdk/context.ts';
 import { LetheStack, type LetheStackProps } from '../../cdk/lethe-stack.ts';
-import { eventSourceOf, synthesize, toNumber } from './template.ts';
+import { eventSourceOf, offlineApp, synthesize, toNumber } from './template.ts';
 
 const build = (props: LetheStackProps) => () =>
   new LetheStack(new App({ context: { 'aws:cdk:bundling-stacks': [] } }), 'Lethe', props);
@@ -45,5 +46,20 @@ describe('the account concurrency the event sources need', () => {
 
   it('refuses an accountConcurrency that is not a whole number of at least 1', () => {
     expect(build({ accountConcurrency: 0 })).toThrow(/accountConcurrency must be an integer/);
+  });
+
+  it('reads the quota from the context (-c accountConcurrency=10)', () => {
+    // Prepare
+    const app = offlineApp();
+    app.node.setContext('accountConcurrency', '10');
+
+    // Act
+    const props = propsFromContext(app.node);
+
+    // Assess
+    expect(props.accountConcurrency).toBe(10);
+    expect(build(props)).toThrow(
+      /run 52 invocations at once, above the account's concurrency of 10/,
+    );
   });
 });

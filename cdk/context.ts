@@ -32,6 +32,7 @@ export function propsFromContext(node: Node): LetheStackProps {
     staleAfterSeconds: number('staleAfterSeconds'),
     maxAttempts: number('maxAttempts'),
     workerConcurrency: number('workerConcurrency'),
+    accountConcurrency: number('accountConcurrency'),
     maxKeysPerSecond: number('maxKeysPerSecond'),
     receiptRetentionDays: number('receiptRetentionDays'),
     defaultGraceSeconds: number('defaultGraceSeconds'),

@@ -21,6 +21,39 @@ export const DISPATCH_BATCH_SIZE = 100;
  */
 export const DISPATCH_PARALLELIZATION = 10;
 
+/** AWS's default quota of concurrent executions of a Region's functions (a new account's may be 10). */
+export const DEFAULT_ACCOUNT_CONCURRENCY = 1000;
+
+/**
+ * The most invocations the stack's event sources and schedule start at once, per shard of the
+ * table's stream: the worker's and the planner's SQS sources (`workerConcurrency` each), the
+ * dispatcher's batches of a shard, the publisher's one, and the sweeps a run longer than the
+ * interval overlaps. The api's (one per request in flight) come on top.
+ */
+export function eventSourceConcurrency(options: {
+  workerConcurrency: number;
+  sweeperTimeout: Duration;
+  sweepInterval: Duration;
+}): number {
+  const sweeps = Math.ceil(options.sweeperTimeout.toSeconds() / options.sweepInterval.toSeconds());
+  return 2 * options.workerConcurrency + DISPATCH_PARALLELIZATION + 1 + sweeps;
+}
+
+/**
+ * Refuses a stack whose event sources could invoke more at once than the account runs. Above
+ * its quota Lambda throttles an invoke, and a throttled SQS batch goes back to its queue with
+ * its receive count one higher: pages throttled `maxReceiveCount` times would reach the
+ * dead-letter queue. Within it, the event sources together never run more than the account
+ * can (the api's invocations and other functions' come on top: README, "Deploying").
+ */
+export function assertFitsAccount(needed: number, accountConcurrency: number) {
+  if (needed > accountConcurrency) {
+    throw new Error(
+      `the event sources can run ${needed} invocations at once, above the account's concurrency of ${accountConcurrency} (context accountConcurrency): lower workerConcurrency (each worker or planner counts twice) or raise the account's quota (Service Quotas, Lambda "Concurrent executions", L-B99A9384)`,
+    );
+  }
+}
+
 /** The workers take page messages five at a time, reporting the ones that failed. */
 export function workFrom(worker: LetheFunction, queue: IQueue, maxConcurrency: number) {
   worker.function.addEventSource(

@@ -1,5 +1,11 @@
 import { Duration, RemovalPolicy, Stack, Token } from 'aws-cdk-lib';
-import { Architecture, type CfnFunction, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
+import {
+  Architecture,
+  type CfnFunction,
+  type RecursiveLoop,
+  Runtime,
+  Tracing,
+} from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
@@ -14,6 +20,12 @@ export interface LetheFunctionProps {
   readonly memorySize?: number;
   /** @default RetentionDays.ONE_MONTH */
   readonly logRetention?: RetentionDays;
+  /**
+   * What Lambda does when it sees the function invoked about 16 times in a chain of messages
+   * (recursive loop detection). A function that feeds the queue that invokes it says Allow.
+   * @default RecursiveLoop.TERMINATE, Lambda's default
+   */
+  readonly recursiveLoop?: RecursiveLoop;
 }
 
 /** Where the repository root is, seen from this file. */
@@ -42,6 +54,7 @@ export class LetheFunction extends Construct {
       memorySize: props.memorySize ?? 256,
       logGroup,
       tracing: Tracing.ACTIVE,
+      ...(props.recursiveLoop ? { recursiveLoop: props.recursiveLoop } : {}),
       environment: {
         NODE_OPTIONS: '--enable-source-maps',
         POWERTOOLS_LOG_LEVEL: 'INFO',

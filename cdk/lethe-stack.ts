@@ -2,13 +2,21 @@ import { Duration, Stack, type StackProps } from 'aws-cdk-lib';
 import type { RestApi } from 'aws-cdk-lib/aws-apigateway';
 import type { Table } from 'aws-cdk-lib/aws-dynamodb';
 import type { PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import { RecursiveLoop } from 'aws-cdk-lib/aws-lambda';
 import type { IBucket } from 'aws-cdk-lib/aws-s3';
 import type { Queue } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import { DEFAULTS, type LetheConfig, MAX_GRACE_SECONDS } from '../lib/support/config.ts';
 import { CertificateKey } from './certificate-key.ts';
 import { grantDataAccess, grantListData } from './data-access.ts';
-import { dispatchFrom, sweepEvery, workFrom } from './event-sources.ts';
+import {
+  assertFitsAccount,
+  DEFAULT_ACCOUNT_CONCURRENCY,
+  dispatchFrom,
+  eventSourceConcurrency,
+  sweepEvery,
+  workFrom,
+} from './event-sources.ts';
 import { LetheFunction } from './lethe-function.ts';
 import { LetheMonitoring } from './monitoring.ts';
 import { acknowledgeNagFindings } from './nag-suppressions.ts';
@@ -46,6 +54,11 @@ export interface LetheStackProps extends StackProps {
   readonly maxAttempts?: number;
   /** Most worker invocations at once. @default 20 */
   readonly workerConcurrency?: number;
+  /**
+   * The account's quota of concurrent executions in the Region (a new account's may be 10):
+   * the synth refuses event sources that could run more at once. @default 1000, AWS's default
+   */
+  readonly accountConcurrency?: number;
   /**
    * Keys deleted per second in the bucket by the whole pipeline, across every worker, so that
    * deletions leave S3's per-prefix request rate to live traffic. @default no budget
@@ -103,6 +116,7 @@ const SHARED_SETTINGS = [
 ] as const satisfies ReadonlyArray<keyof LetheStackProps & keyof LetheConfig>;
 
 const WORKER_TIMEOUT = Duration.seconds(60);
+const SWEEPER_TIMEOUT = Duration.seconds(120);
 
 /**
  * API Gateway's integration timeout: a request the api took longer over would answer the caller
@@ -217,6 +231,10 @@ export class LetheStack extends Stack {
       entry: 'functions/worker.ts',
       timeout: WORKER_TIMEOUT,
       memorySize: WORKER_MEMORY_MB,
+      // The worker sends a chain's next page (and its deferred and finalize messages) to the
+      // work queue that invokes it: a chain of more than about 16 pages is a loop to Lambda,
+      // which with Terminate would stop it and move its page to the dead-letter queue.
+      recursiveLoop: RecursiveLoop.ALLOW,
     });
     // The bucket's key budget holds wherever pages are deleted: the dispatcher deletes a round's
     // first page.
@@ -227,7 +245,7 @@ export class LetheStack extends Stack {
     }
     const sweeper = new LetheFunction(this, 'Sweeper', {
       entry: 'functions/sweeper.ts',
-      timeout: Duration.seconds(120),
+      timeout: SWEEPER_TIMEOUT,
     });
     this.events = new StateEvents(this, 'Events', { table: this.table });
     this.plans = new Plans(this, 'Plans', {
@@ -284,6 +302,21 @@ export class LetheStack extends Stack {
     }
     // Least privilege on stream data: only the api writes objects, only the worker deletes them.
     grantDataAccess({ api, dispatcher, worker, sweeper }, this.bucket, dataKeys, !props.bucketName);
+    // No throttle of the stack's own making: a throttled page comes back with its receive count
+    // one higher, and would reach the dead-letter queue after maxReceiveCount of them.
+    assertFitsAccount(
+      eventSourceConcurrency({
+        workerConcurrency: props.workerConcurrency ?? DEFAULTS.workerConcurrency,
+        sweeperTimeout: SWEEPER_TIMEOUT,
+        sweepInterval,
+      }),
+      integerIn(
+        'accountConcurrency',
+        props.accountConcurrency ?? DEFAULT_ACCOUNT_CONCURRENCY,
+        1,
+        1_000_000,
+      ),
+    );
     workFrom(worker, this.workQueue, props.workerConcurrency ?? 20);
     dispatchFrom(dispatcher, this.table, this.dispatchFailures);
     sweepEvery(this, sweeper, sweepInterval);

@@ -1,6 +1,7 @@
 import { Duration } from 'aws-cdk-lib';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import { RecursiveLoop } from 'aws-cdk-lib/aws-lambda';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import type { IBucket } from 'aws-cdk-lib/aws-s3';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
@@ -48,6 +49,9 @@ export class Plans extends Construct {
       entry: 'functions/planner.ts',
       timeout: PLANNER_TIMEOUT,
       memorySize: 1769,
+      // The planner sends a plan chain's next page to the queue that invokes it: a plan of more
+      // than about 16 pages is a loop to Lambda, which with Terminate would stop it.
+      recursiveLoop: RecursiveLoop.ALLOW,
     });
     this.planner
       // Plans and their chains only: the planner cannot write a stream or a deletion.

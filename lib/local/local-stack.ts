@@ -14,13 +14,15 @@ import { PortInUseError, withStateChangeLines } from './console.ts';
 
 export { PortInUseError } from './console.ts';
 
+import type { AccountConcurrency } from './account-concurrency.ts';
 import { type Emulators, emulatorsFor } from './emulator.ts';
 import { createHttpServer } from './http-server.ts';
 import { withTimeout } from './invocation.ts';
+import { LambdaModel } from './lambda-model.ts';
 import { type LocalFunction, type LocalResources, provision } from './provision.ts';
 import { QueuePoller } from './queue-poller.ts';
 import { StreamPoller } from './stream-poller.ts';
-import { apiRoutes, synthesizeTemplate } from './template.ts';
+import { apiRoutes, type CfnTemplate, synthesizeTemplate } from './template.ts';
 
 export interface LocalStackOptions {
   /**
@@ -44,6 +46,20 @@ export interface LocalStackOptions {
   readonly visibilityTimeoutSeconds?: number;
   /** Props of the synthesized stack, e.g. an existing `bucketName`. */
   readonly stackProps?: LetheStackProps;
+  /**
+   * Lambda's recursive loop detection (opt-in): each invocation counts the chain of messages
+   * that led to it, and a function whose template says `RecursiveLoop: Terminate` is not
+   * invoked past 16 (env LETHE_LOCAL_LOOP_DETECTION=1). @default off
+   */
+  readonly loopDetection?: boolean;
+  /**
+   * The account's Lambda concurrency (opt-in), shared by every invocation from an event source
+   * or a schedule: above it an invoke is throttled as Lambda throttles it (env
+   * LETHE_LOCAL_ACCOUNT_CONCURRENCY). @default unlimited
+   */
+  readonly accountConcurrency?: number;
+  /** Changes the synthesized template before it runs (a test of a setting the stack no longer has). */
+  readonly template?: (template: CfnTemplate) => CfnTemplate;
   /** Wraps the SDK clients the handlers use (request counting, fault injection). */
   readonly wrapClients?: (clients: Clients) => Clients;
   readonly log?: (message: string) => void;
@@ -94,6 +110,7 @@ export class LocalStack {
   readonly #pollers: Array<{ stop(): Promise<void> }>;
   readonly #timers: NodeJS.Timeout[];
   readonly #handlers: Map<string, Handler>;
+  readonly #model: LambdaModel;
 
   private constructor(parts: {
     url: string;
@@ -106,6 +123,7 @@ export class LocalStack {
     pollers: Array<{ stop(): Promise<void> }>;
     timers: NodeJS.Timeout[];
     handlers: Map<string, Handler>;
+    model: LambdaModel;
   }) {
     this.url = parts.url;
     this.endpoint = parts.endpoint;
@@ -117,6 +135,12 @@ export class LocalStack {
     this.#pollers = parts.pollers;
     this.#timers = parts.timers;
     this.#handlers = parts.handlers;
+    this.#model = parts.model;
+  }
+
+  /** The account's concurrency, when the runtime models it (`accountConcurrency`). */
+  get account(): AccountConcurrency | undefined {
+    return this.#model.account;
   }
 
   static async start(options: LocalStackOptions = {}): Promise<LocalStack> {
@@ -149,7 +173,8 @@ export class LocalStack {
       return `${seconds} s`;
     };
     log('synthesizing the stack (cdk/lethe-stack.ts), as cdk deploy would');
-    const template = synthesizeTemplate(options.stackProps);
+    const synthesized = synthesizeTemplate(options.stackProps);
+    const template = options.template?.(synthesized) ?? synthesized;
     log(`synthesized in ${took()}; creating its resources in the emulator`);
     // Path-style S3: an emulator on a bare host:port has no per-bucket host names.
     const baseClients = createClients({ forcePathStyle: true });
@@ -166,11 +191,16 @@ export class LocalStack {
     // The handlers' clients (wrapped after provisioning, so wrappers see only pipeline calls).
     const clients = options.wrapClients?.(baseClients) ?? baseClients;
 
+    const model = new LambdaModel(options, clients.sqs);
+
     const handlers = new Map<string, Handler>();
     for (const fn of resources.functions) {
       // Held to the function's timeout from the template, as Lambda holds it.
-      const handler = await loadHandler(fn, options.settings ?? {}, clients);
-      handlers.set(fn.logicalId, withTimeout(handler, fn.timeoutSeconds));
+      const handler = withTimeout(
+        await loadHandler(fn, options.settings ?? {}, clients),
+        fn.timeoutSeconds,
+      );
+      handlers.set(fn.logicalId, model.invocation(fn, handler));
     }
     const handlerOf = (functionId: string) => {
       const handler = handlers.get(functionId);
@@ -195,7 +225,7 @@ export class LocalStack {
             streams: new DynamoDBStreamsClient({}),
             sqs: baseClients.sqs,
             source,
-            invoke,
+            invoke: model.retriedWhenThrottled(invoke),
             region,
             queueUrlOf: (arn) => resources.queues.find((queue) => queue.arn === arn)?.url,
             log,
@@ -204,6 +234,9 @@ export class LocalStack {
       } else {
         const queue = resources.queues.find((candidate) => candidate.arn === source.sourceArn);
         if (!queue) throw new Error(`no local queue for ${source.sourceArn}`);
+        const fn = resources.functions.find(
+          (candidate) => candidate.logicalId === source.functionId,
+        );
         pollers.push(
           new QueuePoller({
             sqs: baseClients.sqs,
@@ -212,6 +245,7 @@ export class LocalStack {
             invoke,
             region,
             ...(options.workerConcurrency ? { concurrency: options.workerConcurrency } : {}),
+            ...model.queueOptions(queue, fn, resources.queues),
             log,
           }),
         );
@@ -220,7 +254,8 @@ export class LocalStack {
 
     const timers: NodeJS.Timeout[] = [];
     for (const schedule of resources.schedules) {
-      const invoke = handlerOf(schedule.functionId);
+      // EventBridge invokes asynchronously: a throttled invoke is retried until it gets through.
+      const invoke = model.retriedWhenThrottled(handlerOf(schedule.functionId));
       const seconds = options.sweepIntervalSeconds ?? schedule.intervalSeconds;
       let busy = false;
       const tick = async () => {
@@ -262,6 +297,7 @@ export class LocalStack {
     const address = server.address() as AddressInfo;
     for (const poller of pollers) poller.start();
     return new LocalStack({
+      model,
       url: `http://127.0.0.1:${address.port}`,
       ...endpoints,
       resources,
@@ -285,6 +321,7 @@ export class LocalStack {
   /** Stops serving and polling, then the emulators if this stack started them. */
   async stop(): Promise<void> {
     for (const timer of this.#timers) clearInterval(timer);
+    this.#model.stop();
     await new Promise<void>((resolve) => {
       this.#server.close(() => resolve());
       this.#server.closeAllConnections();

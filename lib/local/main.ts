@@ -8,6 +8,8 @@
  *   LETHE_LOCAL_PREFIX                    prefix of the emulator's resource names (default lethe)
  *   LETHE_LOCAL_VISIBILITY_TIMEOUT_SECONDS   shorter redelivery than the deployed 6 minutes
  *   LETHE_LOCAL_WORKER_CONCURRENCY        concurrent worker invocations
+ *   LETHE_LOCAL_LOOP_DETECTION=1          Lambda's recursive loop detection (RecursiveLoop)
+ *   LETHE_LOCAL_ACCOUNT_CONCURRENCY       the account's Lambda concurrency: throttles above it
  *   LETHE_FAILPOINTS                      failpoints to arm, e.g. worker.after-delete=crash
  *   LETHE_QUIET=1                         no line per request and per state change
  *   LETHE_QUIET=requests                  state changes only, no line per request
@@ -122,6 +124,8 @@ try {
   const sweepIntervalSeconds = optionalInt('LETHE_SWEEP_INTERVAL_SECONDS');
   const visibilityTimeoutSeconds = optionalInt('LETHE_LOCAL_VISIBILITY_TIMEOUT_SECONDS');
   const workerConcurrency = optionalInt('LETHE_LOCAL_WORKER_CONCURRENCY');
+  const accountConcurrency = optionalInt('LETHE_LOCAL_ACCOUNT_CONCURRENCY');
+  const loopDetection = /^(1|true|yes)$/i.test(process.env.LETHE_LOCAL_LOOP_DETECTION ?? '');
   const port = optionalInt('PORT', 65_535) ?? 3000;
   const lines = consoleLinesOrRefuse(process.env.LETHE_QUIET);
   await assertPortFree(port);
@@ -132,6 +136,8 @@ try {
     ...(sweepIntervalSeconds ? { sweepIntervalSeconds } : {}),
     ...(visibilityTimeoutSeconds !== undefined ? { visibilityTimeoutSeconds } : {}),
     ...(workerConcurrency ? { workerConcurrency } : {}),
+    ...(accountConcurrency ? { accountConcurrency } : {}),
+    loopDetection,
     log: runtimeLog,
     ...(lines.states ? { console: consoleLine } : {}),
     requestLines: lines.requests,

@@ -29,6 +29,8 @@ export interface LocalQueue {
   url: string;
   arn: string;
   visibilityTimeoutSeconds: number;
+  /** Its redrive policy's dead-letter queue, if it has one. */
+  deadLetterArn?: string;
 }
 
 export interface LocalFunction {
@@ -37,6 +39,8 @@ export interface LocalFunction {
   entry: string;
   environment: Record<string, string>;
   timeoutSeconds: number;
+  /** What Lambda does with a recursive loop (`RecursiveLoop`, default Terminate). */
+  recursiveLoop: 'Allow' | 'Terminate';
 }
 
 export interface LocalEventSource {
@@ -120,16 +124,23 @@ export async function provision(
     if (properties.MessageRetentionPeriod) {
       attributes.MessageRetentionPeriod = String(properties.MessageRetentionPeriod);
     }
-    if (properties.RedrivePolicy) {
-      attributes.RedrivePolicy = JSON.stringify(resolve(properties.RedrivePolicy));
-    }
+    const redrive = properties.RedrivePolicy
+      ? (resolve(properties.RedrivePolicy) as { deadLetterTargetArn?: string })
+      : undefined;
+    if (redrive) attributes.RedrivePolicy = JSON.stringify(redrive);
     const url = await createQueue(clients.sqs, name, attributes);
     const { Attributes } = await clients.sqs.send(
       new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['QueueArn'] }),
     );
     refs[logicalId] = url;
     arns[logicalId] = Attributes?.QueueArn ?? `arn:aws:sqs:${region}:${ACCOUNT}:${name}`;
-    queues.push({ logicalId, url, arn: arns[logicalId], visibilityTimeoutSeconds: visibility });
+    queues.push({
+      logicalId,
+      url,
+      arn: arns[logicalId],
+      visibilityTimeoutSeconds: visibility,
+      ...(redrive?.deadLetterTargetArn ? { deadLetterArn: redrive.deadLetterTargetArn } : {}),
+    });
   }
 
   // Event buses (the name is the stack's, prefixed: `lethe-...`, so a test can find it).
@@ -171,6 +182,7 @@ export async function provision(
           Object.entries(variables).map(([key, value]) => [key, String(resolve(value))]),
         ),
         timeoutSeconds: Number(properties.Timeout ?? 3),
+        recursiveLoop: properties.RecursiveLoop === 'Allow' ? 'Allow' : 'Terminate',
       };
     },
   );

@@ -3,6 +3,7 @@ import {
   ConditionalCheckFailedException,
   DynamoDBClient,
   TransactionCanceledException,
+  TransactionConflictException,
 } from '@aws-sdk/client-dynamodb';
 import {
   BatchGetCommand,
@@ -76,9 +77,27 @@ function cancellationOf(error: unknown) {
 }
 
 /**
+ * Sends a single-item write (PutItem, UpdateItem), again while DynamoDB refuses it with
+ * TransactionConflictException: the item is part of a transaction under way. The SDK does not
+ * retry that error (it is neither throttling nor transient to it). DynamoDB applies nothing of
+ * a write it refuses so, so the next try is the write's first application, never a second:
+ * safe for conditional writes and increments alike.
+ */
+function writeOnce<T>(send: () => Promise<T>): Promise<T> {
+  return retry(RETRY.contention, async () => {
+    try {
+      return { done: true, value: await send() };
+    } catch (error) {
+      if (!(error instanceof TransactionConflictException)) throw error;
+      return { done: false, why: 'the item is in a transaction under way' };
+    }
+  });
+}
+
+/**
  * The one table, as the stores use it: strongly consistent reads (every decision in Lethe reads
  * the latest state), conditional writes that report the item their condition saw (no second
- * read), transactions retried on conflict, and paged queries.
+ * read), writes and transactions retried on conflict with a transaction, and paged queries.
  */
 export class Table {
   readonly name: string;
@@ -99,14 +118,16 @@ export class Table {
   /** A conditional UpdateItem: the new item, or the item that failed the condition. */
   async update<T>(key: ItemKey, change: Change): Promise<Written<T>> {
     try {
-      const { Attributes } = await this.#client.send(
-        new UpdateCommand({
-          TableName: this.name,
-          Key: key,
-          ...expressionOf(change),
-          ReturnValues: 'ALL_NEW',
-          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-        }),
+      const { Attributes } = await writeOnce(() =>
+        this.#client.send(
+          new UpdateCommand({
+            TableName: this.name,
+            Key: key,
+            ...expressionOf(change),
+            ReturnValues: 'ALL_NEW',
+            ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+          }),
+        ),
       );
       return { ok: true, item: recordOf<T>(Attributes) as T };
     } catch (error) {
@@ -124,15 +145,17 @@ export class Table {
     extra: Record<string, unknown> = {},
   ): Promise<Written<T>> {
     try {
-      await this.#client.send(
-        new PutCommand({
-          TableName: this.name,
-          Item: { ...key, ...record, ...extra },
-          ConditionExpression: condition.expression,
-          ExpressionAttributeNames: nonEmpty(condition.names),
-          ExpressionAttributeValues: nonEmpty(condition.values),
-          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-        }),
+      await writeOnce(() =>
+        this.#client.send(
+          new PutCommand({
+            TableName: this.name,
+            Item: { ...key, ...record, ...extra },
+            ConditionExpression: condition.expression,
+            ExpressionAttributeNames: nonEmpty(condition.names),
+            ExpressionAttributeValues: nonEmpty(condition.values),
+            ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+          }),
+        ),
       );
       return { ok: true, item: record };
     } catch (error) {
@@ -174,7 +197,8 @@ export class Table {
   }
 
   /**
-   * Runs a transaction, retrying it while DynamoDB cancels it for a conflict with another one.
+   * Runs a transaction, retrying it while DynamoDB cancels it for a conflict with another one
+   * (a cancelled transaction applied nothing, so the retry is its first application).
    * A failed condition is an answer, not an error: its index (and the item it saw) is returned.
    */
   async transact(items: TransactItem[]): Promise<Transacted> {
@@ -274,7 +298,9 @@ export class Table {
     for (let start = 0; start < items.length; start += 25) {
       const batch = items.slice(start, start + 25);
       await Promise.all(
-        batch.map((Item) => this.#client.send(new PutCommand({ TableName: this.name, Item }))),
+        batch.map((Item) =>
+          writeOnce(() => this.#client.send(new PutCommand({ TableName: this.name, Item }))),
+        ),
       );
     }
   }

@@ -18,7 +18,8 @@ interface Seen {
 
 /**
  * Whether a chain's deletion still runs its round, learned at most once per interval per
- * process, by the same conditional write that marks progress for the sweeper: a worker reads
+ * process (pages that ask at once share one look), by the same conditional write that marks
+ * progress for the sweeper (a write of the deletion item, refused or not): a worker reads
  * only its chain per page, and all the workers of a deletion together mark it about once per
  * interval. Work for a deletion that left its round is dropped within one interval; it could
  * only ever touch keys inside the deletion's own location.
@@ -29,6 +30,8 @@ export class DeletionFence {
   readonly #clock: Clock;
   readonly #capacity: number;
   readonly #seen = new Map<string, Seen>();
+  /** Looks under way, by deletion and round: the pages that ask at once share one write. */
+  readonly #asking = new Map<string, Promise<boolean>>();
 
   constructor(options: DeletionFenceOptions) {
     this.#deletions = options.deletions;
@@ -53,14 +56,31 @@ export class DeletionFence {
     if (seen && seen.round === chain.round && now - seen.at < this.#intervalMs) {
       return seen.running;
     }
-    const outcome = await this.#deletions.heartbeat(chain, new Date(now - this.#intervalMs));
-    const current = outcome.status === 'ok' ? outcome.item : outcome.current;
-    const running =
-      current?.state === 'RUNNING' &&
-      current.round === chain.round &&
-      current.generation === chain.generation;
-    this.#remember(chain.deletionId, { round: chain.round, running, at: now });
-    return running;
+    const key = `${chain.deletionId}#${chain.round}#${chain.generation}`;
+    return this.#asking.get(key) ?? this.#ask(chain, now, key);
+  }
+
+  #ask(
+    chain: Pick<ChainRecord, 'tenant' | 'deletionId' | 'round' | 'generation'>,
+    now: number,
+    key: string,
+  ) {
+    const asking = (async () => {
+      try {
+        const outcome = await this.#deletions.heartbeat(chain, new Date(now - this.#intervalMs));
+        const current = outcome.status === 'ok' ? outcome.item : outcome.current;
+        const running =
+          current?.state === 'RUNNING' &&
+          current.round === chain.round &&
+          current.generation === chain.generation;
+        this.#remember(chain.deletionId, { round: chain.round, running, at: now });
+        return running;
+      } finally {
+        this.#asking.delete(key);
+      }
+    })();
+    this.#asking.set(key, asking);
+    return asking;
   }
 
   #remember(deletionId: string, seen: Seen) {

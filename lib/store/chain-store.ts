@@ -59,9 +59,9 @@ export class ChainStore {
   }
 
   /**
-   * Creates the chains of a round, each only while its deletion is PENDING in that round (so a
-   * stale image adds no chain to a round under way): `fenced` once it is not. Chains that
-   * already exist keep their progress.
+   * Creates the chains of a round, 98 a transaction (one write of the deletion item), each with
+   * a check that its deletion is PENDING in that round (a stale image adds no chain to a round
+   * under way): `fenced` once it is not. Chains that already exist keep their progress.
    */
   async register(
     deletion: DeletionRecord,
@@ -72,15 +72,15 @@ export class ChainStore {
       keys.deletion(deletion.tenant, deletion.deletionId),
       all(deletionMay('start'), atRound(deletion.round)),
     );
-    const put = async (chain: ChainRecord) => {
-      const item = this.#table.putItem({ ...this.#key(chain), ...chain }, isAbsent);
-      const result = await this.#table.transact([item, pending]);
-      return result.ok || !result.failed.includes(1);
-    };
+    const put = (chain: ChainRecord) =>
+      this.#table.putItem({ ...this.#key(chain), ...chain }, isAbsent);
     const records = newChains(deletion, chains, versioned, this.#clock.now().getTime());
-    for (let start = 0; start < records.length; start += 16) {
-      const made = await Promise.all(records.slice(start, start + 16).map(put));
-      if (made.includes(false)) return fenced();
+    let batch = records.splice(0, 98);
+    while (batch.length > 0) {
+      const result = await this.#table.transact([pending, ...batch.map(put)]);
+      if (!result.ok && result.failed.includes(0)) return fenced();
+      const absent = result.ok ? [] : batch.filter((_, at) => !result.failed.includes(at + 1));
+      batch = absent.length > 0 ? absent : records.splice(0, 98);
     }
     return ok(undefined);
   }

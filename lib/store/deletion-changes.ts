@@ -1,4 +1,5 @@
 import {
+  canDeletion,
   DELETION_TRANSITIONS,
   type DeletionRecord,
   type DeletionRef,
@@ -254,6 +255,14 @@ export const deletionChanges = {
     values: { ':one': 1, ':now': now },
     condition: all(deletionMay('settle'), atRound(deletion.round)),
   }),
+
+  /** claimVerification's condition, on the deletion as read (the last settle reads it ready). */
+  verifiable: (deletion: DeletionRecord | undefined, round: number) =>
+    deletion !== undefined &&
+    canDeletion('verify', deletion.state) &&
+    deletion.round === round &&
+    deletion.chainsSettled >= deletion.chainsTotal &&
+    (deletion.verifiedRound === undefined || deletion.verifiedRound < round),
 
   claimVerification: (deletion: DeletionRef, now: string): Change => ({
     // atRound binds :round.

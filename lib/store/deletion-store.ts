@@ -250,12 +250,12 @@ export class DeletionStore {
   }
 
   /**
-   * Claims the verification of a round whose chains have all settled: when the last chains
-   * settle at the same moment, each of their workers sees the round ready, and only the one
-   * that wins this write lists the location. A claimer that dies leaves it to the sweeper.
-   * Won or lost, the answer carries the deletion: the caller needs no read before it.
+   * Claims the verification of a round whose chains have all settled, read first (each settle
+   * asks; a refused write costs the item a write): the winner lists the location (or sweeper).
    */
   async claimVerification(deletion: DeletionRef): Promise<Outcome<DeletionRecord>> {
+    const current = await this.#table.read<DeletionRecord>(this.#key(deletion));
+    if (!changes.verifiable(current, deletion.round)) return duplicate(current);
     const change = changes.claimVerification(deletion, this.#now());
     const written = await this.#table.update<DeletionRecord>(this.#key(deletion), change);
     return written.ok ? ok(written.item) : duplicate(written.old);

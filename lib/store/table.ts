@@ -2,7 +2,6 @@ import {
   type AttributeValue,
   ConditionalCheckFailedException,
   DynamoDBClient,
-  TransactionCanceledException,
 } from '@aws-sdk/client-dynamodb';
 import {
   BatchGetCommand,
@@ -18,6 +17,7 @@ import {
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { RETRY, retry } from '../support/index.ts';
 import type { Condition } from './conditions.ts';
+import { cancellationOf, writeOnce } from './contention.ts';
 import { type ItemKey, recordOf } from './layout.ts';
 
 export type DocumentClient = DynamoDBDocumentClient;
@@ -57,28 +57,10 @@ function expressionOf(change: Change) {
   };
 }
 
-/** Reads why a transaction was cancelled, or returns undefined for any other error. */
-function cancellationOf(error: unknown) {
-  if (!(error instanceof TransactionCanceledException)) return undefined;
-  const reasons = error.CancellationReasons ?? [];
-  const failed = reasons.flatMap((reason, index) =>
-    reason.Code === 'ConditionalCheckFailed' ? [index] : [],
-  );
-  const first = failed[0];
-  const item = first === undefined ? undefined : reasons[first]?.Item;
-  return {
-    failed,
-    ...(item ? { old: recordOf(unmarshall(item)) } : {}),
-    conflict: reasons.some(
-      (reason) => reason.Code === 'TransactionConflict' || reason.Code === 'ThrottlingError',
-    ),
-  };
-}
-
 /**
  * The one table, as the stores use it: strongly consistent reads (every decision in Lethe reads
  * the latest state), conditional writes that report the item their condition saw (no second
- * read), transactions retried on conflict, and paged queries.
+ * read), writes and transactions retried on conflict with a transaction, and paged queries.
  */
 export class Table {
   readonly name: string;
@@ -99,14 +81,16 @@ export class Table {
   /** A conditional UpdateItem: the new item, or the item that failed the condition. */
   async update<T>(key: ItemKey, change: Change): Promise<Written<T>> {
     try {
-      const { Attributes } = await this.#client.send(
-        new UpdateCommand({
-          TableName: this.name,
-          Key: key,
-          ...expressionOf(change),
-          ReturnValues: 'ALL_NEW',
-          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-        }),
+      const { Attributes } = await writeOnce(() =>
+        this.#client.send(
+          new UpdateCommand({
+            TableName: this.name,
+            Key: key,
+            ...expressionOf(change),
+            ReturnValues: 'ALL_NEW',
+            ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+          }),
+        ),
       );
       return { ok: true, item: recordOf<T>(Attributes) as T };
     } catch (error) {
@@ -124,15 +108,17 @@ export class Table {
     extra: Record<string, unknown> = {},
   ): Promise<Written<T>> {
     try {
-      await this.#client.send(
-        new PutCommand({
-          TableName: this.name,
-          Item: { ...key, ...record, ...extra },
-          ConditionExpression: condition.expression,
-          ExpressionAttributeNames: nonEmpty(condition.names),
-          ExpressionAttributeValues: nonEmpty(condition.values),
-          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-        }),
+      await writeOnce(() =>
+        this.#client.send(
+          new PutCommand({
+            TableName: this.name,
+            Item: { ...key, ...record, ...extra },
+            ConditionExpression: condition.expression,
+            ExpressionAttributeNames: nonEmpty(condition.names),
+            ExpressionAttributeValues: nonEmpty(condition.values),
+            ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+          }),
+        ),
       );
       return { ok: true, item: record };
     } catch (error) {
@@ -174,7 +160,8 @@ export class Table {
   }
 
   /**
-   * Runs a transaction, retrying it while DynamoDB cancels it for a conflict with another one.
+   * Runs a transaction, retrying it while DynamoDB cancels it for a conflict with another one
+   * (a cancelled transaction applied nothing, so the retry is its first application).
    * A failed condition is an answer, not an error: its index (and the item it saw) is returned.
    */
   async transact(items: TransactItem[]): Promise<Transacted> {
@@ -274,7 +261,9 @@ export class Table {
     for (let start = 0; start < items.length; start += 25) {
       const batch = items.slice(start, start + 25);
       await Promise.all(
-        batch.map((Item) => this.#client.send(new PutCommand({ TableName: this.name, Item }))),
+        batch.map((Item) =>
+          writeOnce(() => this.#client.send(new PutCommand({ TableName: this.name, Item }))),
+        ),
       );
     }
   }

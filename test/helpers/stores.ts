@@ -1,4 +1,3 @@
-import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import {
   type ChainLayout,
   type Clock,
@@ -36,18 +35,16 @@ export function storesOf(local: LocalStack, clock: Clock = clockOf(() => new Dat
   const putDeletion = async (deletion: DeletionRecord) => {
     const open = deletion.state === 'PENDING' || deletion.state === 'RUNNING';
     const scheduled = deletion.state === 'SCHEDULED';
-    await client.send(
-      new PutCommand({
-        TableName: table.name,
-        Item: {
-          ...keys.deletion(deletion.tenant, deletion.deletionId),
-          ...keys.listed(deletion),
-          ...deletion,
-          ...(open ? { sweepPk: OPEN_DELETIONS, sweepSk: deletion.updatedAt } : {}),
-          ...(scheduled ? { sweepPk: SCHEDULED_DELETIONS, sweepSk: deletion.executeAfter } : {}),
-        },
-      }),
-    );
+    // Through the Table, as the stores write: retried if refused for a transaction in flight.
+    await table.putAll([
+      {
+        ...keys.deletion(deletion.tenant, deletion.deletionId),
+        ...keys.listed(deletion),
+        ...deletion,
+        ...(open ? { sweepPk: OPEN_DELETIONS, sweepSk: deletion.updatedAt } : {}),
+        ...(scheduled ? { sweepPk: SCHEDULED_DELETIONS, sweepSk: deletion.executeAfter } : {}),
+      },
+    ]);
     return deletion;
   };
   /**

@@ -5,11 +5,13 @@ import {
   type AttributeValue,
   ConditionalCheckFailedException,
   CreateTableCommand,
+  DeleteItemCommand,
   DynamoDBClient,
   GetItemCommand,
   PutItemCommand,
   ScanCommand,
   TransactionCanceledException,
+  TransactionConflictException,
   TransactWriteItemsCommand,
   UpdateItemCommand,
 } from '@aws-sdk/client-dynamodb';
@@ -333,6 +335,146 @@ describe('patch dynamodb-cancelled-transactions: a cancelled transaction is undo
     expect(Item?.n).toEqual(N(increments));
     const { Count } = await ddb.send(new ScanCommand({ TableName: table, Select: 'COUNT' }));
     expect(Count).toBe(2);
+  });
+});
+
+describe('fault mode dynamodb-transaction-conflict: writes refused as for a transaction in flight', () => {
+  // The SDK's default retry strategy: it does not retry either refusal, so attempts stay 1.
+  const session = (endpoint?: string) => new DynamoDBClient(endpoint ? { endpoint } : {});
+  const conflicts = new Map<number, Emulator>();
+  const faulty = async (rate: number) => {
+    const emulator = await startMoto({ faults: { 'dynamodb-transaction-conflict': rate } });
+    conflicts.set(rate, emulator);
+    return session(emulator.endpoint);
+  };
+  afterAll(async () => {
+    await Promise.all([...conflicts.values()].map((emulator) => emulator.stop()));
+  });
+  const refusal = (error: unknown) => {
+    if (error instanceof Error) return error;
+    throw error;
+  };
+  type Write = PutItemCommand | UpdateItemCommand | DeleteItemCommand | TransactWriteItemsCommand;
+  const sendAny = (ddb: DynamoDBClient, write: Write): Promise<unknown> =>
+    write instanceof PutItemCommand
+      ? ddb.send(write)
+      : write instanceof UpdateItemCommand
+        ? ddb.send(write)
+        : write instanceof DeleteItemCommand
+          ? ddb.send(write)
+          : ddb.send(write);
+  const writesOf = (table: string, pk: string) => ({
+    put: new PutItemCommand({ TableName: table, Item: { pk: S(pk), v: N(1) } }),
+    update: new UpdateItemCommand({
+      TableName: table,
+      Key: { pk: S(pk) },
+      UpdateExpression: 'ADD v :one',
+      ExpressionAttributeValues: { ':one': N(1) },
+    }),
+    delete: new DeleteItemCommand({ TableName: table, Key: { pk: S(pk) } }),
+    transaction: new TransactWriteItemsCommand({
+      TransactItems: [
+        { Put: { TableName: table, Item: { pk: S(`${pk}-a`) } } },
+        { Put: { TableName: table, Item: { pk: S(`${pk}-b`) } } },
+        {
+          ConditionCheck: {
+            TableName: table,
+            Key: { pk: S(`${pk}-c`) },
+            ConditionExpression: 'attribute_not_exists(pk)',
+          },
+        },
+      ],
+    }),
+  });
+
+  it('DynamoDB: PutItem, UpdateItem and DeleteItem refused with TransactionConflictException (400, not retried by the SDK), nothing applied; reads answered', async () => {
+    const ddb = await faulty(1);
+    const table = `fixes-conflict-${run}`;
+    await createTable(ddb, table);
+    const writes = writesOf(table, 'item');
+
+    for (const write of [writes.put, writes.update, writes.delete]) {
+      const refused = refusal(await sendAny(ddb, write).catch((error) => error));
+      expect(refused).toBeInstanceOf(TransactionConflictException);
+      expect(refused.message).toBe('Transaction is ongoing for the item');
+      expect((refused as TransactionConflictException).$metadata).toMatchObject({
+        httpStatusCode: 400,
+        attempts: 1,
+      });
+    }
+    const { Item } = await ddb.send(
+      new GetItemCommand({ TableName: table, Key: { pk: S('item') }, ConsistentRead: true }),
+    );
+    const { Count } = await ddb.send(new ScanCommand({ TableName: table, Select: 'COUNT' }));
+    expect(Item).toBeUndefined();
+    expect(Count).toBe(0);
+  });
+
+  it('DynamoDB: TransactWriteItems cancelled with TransactionCanceledException, one TransactionConflict reason and None for the others, nothing applied', async () => {
+    const ddb = await faulty(1);
+    const table = `fixes-conflict-tx-${run}`;
+    await createTable(ddb, table);
+
+    const cancelled = refusal(
+      await ddb.send(writesOf(table, 'tx').transaction).catch((error) => error),
+    ) as TransactionCanceledException;
+
+    expect(cancelled).toBeInstanceOf(TransactionCanceledException);
+    expect(cancelled.$metadata).toMatchObject({ httpStatusCode: 400, attempts: 1 });
+    const reasons = cancelled.CancellationReasons ?? [];
+    expect(reasons).toHaveLength(3);
+    expect(reasons.filter((reason) => reason.Code === 'TransactionConflict')).toEqual([
+      { Code: 'TransactionConflict', Message: 'Transaction is ongoing for the item' },
+    ]);
+    expect(reasons.filter((reason) => reason.Code === 'None')).toHaveLength(2);
+    const { Count } = await ddb.send(new ScanCommand({ TableName: table, Select: 'COUNT' }));
+    expect(Count).toBe(0);
+  });
+
+  it('DynamoDB: at a rate, that share of writes is refused and exactly the others are applied; with the mode off, none is', async () => {
+    const tally = async (ddb: DynamoDBClient, table: string) => {
+      await createTable(ddb, table);
+      const refused: string[] = [];
+      const applied = { items: 0, updates: 0 };
+      const send = (write: Write, onApplied: () => void) =>
+        sendAny(ddb, write).then(onApplied, (error: Error) => {
+          refused.push(error.name);
+        });
+      for (let index = 0; index < 40; index++) {
+        const { put, transaction } = writesOf(table, `n${index}`);
+        await send(put, () => {
+          applied.items += 1;
+        });
+        await send(transaction, () => {
+          applied.items += 2;
+        });
+        await send(writesOf(table, 'counter').update, () => {
+          applied.updates += 1;
+        });
+      }
+      const { Count = 0 } = await ddb.send(new ScanCommand({ TableName: table, Select: 'COUNT' }));
+      const { Item } = await ddb.send(
+        new GetItemCommand({ TableName: table, Key: { pk: S('counter') }, ConsistentRead: true }),
+      );
+      return { refused, applied, items: Count, counter: Number(Item?.v?.N ?? 0) };
+    };
+
+    const some = await tally(await faulty(0.3), `fixes-conflict-rate-${run}`);
+    const none = await tally(session(), `fixes-conflict-off-${run}`);
+
+    expect(new Set(some.refused)).toEqual(
+      new Set(['TransactionConflictException', 'TransactionCanceledException']),
+    );
+    // Every write that was not refused applied, and none that was: items and increments.
+    expect(some.counter).toBe(some.applied.updates);
+    expect(some.items).toBe(some.applied.items + (some.applied.updates > 0 ? 1 : 0));
+    expect(some.applied.updates).toBeGreaterThan(0);
+    expect(none).toEqual({
+      refused: [],
+      applied: { items: 120, updates: 40 },
+      items: 121,
+      counter: 40,
+    });
   });
 });
 

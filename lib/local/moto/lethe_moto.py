@@ -178,6 +178,18 @@ s3-empty-truncated-pages (a size N)
     and the request after the Nth is answered as that one would have been. An empty versions
     page names as NextKeyMarker the key marker asked (at the start, the prefix; a listing of a
     whole bucket from its start gets no empty pages).
+
+dynamodb-transaction-conflict (a rate)
+    AWS: a TransactWriteItems that meets another transaction in flight on one of its items is
+    cancelled: TransactionCanceledException (400) whose CancellationReasons hold
+    TransactionConflict for that item and None for the others; a PutItem, UpdateItem or
+    DeleteItem on an item a transaction is working on is refused with
+    TransactionConflictException (400), which the SDK does not retry. Neither applies anything.
+    Reads are never refused so (GetItem, Query and BatchGetItem read the last committed state).
+    moto 5.2.1: never (and dynamodb-atomic-writes runs one DynamoDB request at a time).
+    Mode: that share of TransactWriteItems is cancelled so (the conflicting item drawn among
+    its items), and that share of PutItem, UpdateItem and DeleteItem refused so, before moto
+    looks at them: nothing is applied, no stream record is written.
 """
 
 import base64
@@ -448,6 +460,58 @@ def _dynamodb_cancelled_transactions():
         return transact
 
     _wrap(models.DynamoDBBackend, "transact_write_items", in_place)
+
+
+# The single-item writes DynamoDB refuses while a transaction works on their item.
+_CONFLICTING_WRITES = ("put_item", "update_item", "delete_item")
+
+
+@_patch("dynamodb-transaction-conflict")
+def _dynamodb_transaction_conflict():
+    from moto.dynamodb.exceptions import (
+        ERROR_TYPE_PREFIX,
+        DynamodbException,
+        TransactionCanceledException,
+    )
+    from moto.dynamodb.responses import DynamoHandler
+
+    message = "Transaction is ongoing for the item"
+
+    def known_table(self, name):
+        # A request to a table that does not exist gets moto's own answer, as on AWS.
+        return name in self.dynamodb_backend.tables
+
+    def refusing_write(write):
+        def answer(self, *args, **kwargs):
+            if known_table(self, self.body.get("TableName")) and fault_rate(
+                "dynamodb-transaction-conflict"
+            ):
+                raise DynamodbException(ERROR_TYPE_PREFIX + "TransactionConflictException", message)
+            return write(self, *args, **kwargs)
+
+        return answer
+
+    def cancelling(transact_write_items):
+        def answer(self, *args, **kwargs):
+            items = self.body.get("TransactItems")
+            tables = [next(iter(item.values()), {}).get("TableName") for item in items or []]
+            if (
+                tables
+                and all(known_table(self, name) for name in tables)
+                and fault_rate("dynamodb-transaction-conflict")
+            ):
+                with _fault_lock:
+                    ongoing = _fault_random.randrange(len(tables))
+                reasons = [(None, None, None)] * len(tables)
+                reasons[ongoing] = ("TransactionConflict", message, None)
+                raise TransactionCanceledException(reasons)
+            return transact_write_items(self, *args, **kwargs)
+
+        return answer
+
+    for action in _CONFLICTING_WRITES:
+        _wrap(DynamoHandler, action, refusing_write)
+    _wrap(DynamoHandler, "transact_write_items", cancelling)
 
 
 @_patch("dynamodb-query-cost")

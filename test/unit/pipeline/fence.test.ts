@@ -230,3 +230,53 @@ describe('DeletionFence capacity', () => {
     expect(heartbeat.mock.calls.map(([ref]) => ref.deletionId)).toEqual([chainOf(0).deletionId]);
   });
 });
+
+describe('DeletionFence.isRunning, pages asking at once', () => {
+  it('shares one look among the pages of a deletion that ask while it is under way', async () => {
+    // Prepare: a heartbeat that answers only once every page has asked.
+    let answer: () => void = () => {};
+    const answered = new Promise<void>((resolve) => {
+      answer = resolve;
+    });
+    const heartbeat = vi.fn<DeletionStore['heartbeat']>(async () => {
+      await answered;
+      return duplicate(aDeletion());
+    });
+    const fence = new DeletionFence({
+      deletions: { heartbeat },
+      intervalSeconds: INTERVAL_SECONDS,
+      clock: clockOf(() => NOW),
+    });
+
+    // Act
+    const asked = [aChain(), aChain(), aChain(), chainOf(1)].map((chain) => fence.isRunning(chain));
+    answer();
+    const running = await Promise.all(asked);
+
+    // Assess: one write for the three pages of one deletion, one for the other deletion.
+    expect(running).toEqual([true, true, true, true]);
+    expect(heartbeat).toHaveBeenCalledTimes(2);
+  });
+
+  it('asks again once a shared look has failed', async () => {
+    // Prepare
+    const heartbeat = vi
+      .fn<DeletionStore['heartbeat']>()
+      .mockRejectedValueOnce(new Error('refused'))
+      .mockResolvedValue(duplicate(aDeletion()));
+    const fence = new DeletionFence({
+      deletions: { heartbeat },
+      intervalSeconds: INTERVAL_SECONDS,
+      clock: clockOf(() => NOW),
+    });
+
+    // Act
+    const failed = await Promise.allSettled([fence.isRunning(aChain()), fence.isRunning(aChain())]);
+    const again = await fence.isRunning(aChain());
+
+    // Assess
+    expect(failed.map((result) => result.status)).toEqual(['rejected', 'rejected']);
+    expect(again).toBe(true);
+    expect(heartbeat).toHaveBeenCalledTimes(2);
+  });
+});

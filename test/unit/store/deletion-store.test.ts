@@ -205,3 +205,48 @@ describe('DeletionStore.cancel and begin (invariant 9: cancel and start never bo
     });
   });
 });
+
+describe('DeletionStore.claimVerification (a write on the deletion item only when it can win)', () => {
+  const running = (overrides: Partial<DeletionRecord>) =>
+    dynamodb
+      .on(GetCommand, { Key: DELETION_KEY })
+      .resolves({ Item: { ...DELETION_KEY, ...aDeletion({ chainsTotal: 3, ...overrides }) } });
+
+  it('reads the deletion and writes nothing while chains of its round have not settled', async () => {
+    running({ chainsSettled: 2 });
+
+    const claimed = await stores().claimVerification(aDeletion());
+
+    expect(claimed).toMatchObject({ status: 'duplicate', current: { chainsSettled: 2 } });
+    expect(writes()).toEqual([]);
+  });
+
+  it('writes nothing for a round verified already, another round, or a deletion that ended', async () => {
+    for (const seen of [
+      { chainsSettled: 3, verifiedRound: 1 },
+      { chainsSettled: 3, round: 2 },
+      { chainsSettled: 3, state: 'CANCELLED' as const },
+    ]) {
+      running(seen);
+      expect((await stores().claimVerification(aDeletion())).status).toBe('duplicate');
+    }
+    expect(writes()).toEqual([]);
+  });
+
+  it('claims, conditionally, a round whose chains have all settled', async () => {
+    running({ chainsSettled: 3 });
+    dynamodb.on(UpdateCommand).resolves({
+      Attributes: {
+        ...DELETION_KEY,
+        ...aDeletion({ chainsTotal: 3, chainsSettled: 3, verifiedRound: 1 }),
+      },
+    });
+
+    const claimed = await stores().claimVerification(aDeletion());
+
+    expect(claimed).toMatchObject({ status: 'ok', item: { verifiedRound: 1 } });
+    const [update] = dynamodb.commandCalls(UpdateCommand);
+    expect(update?.args[0].input.ConditionExpression).toContain('chainsSettled >= chainsTotal');
+    expect(writes()).toHaveLength(1);
+  });
+});

@@ -64,11 +64,13 @@ export interface LetheStackProps extends StackProps {
   readonly maxDeletionAge?: Duration;
   /** Subscribe this address to every alarm through an encrypted SNS topic. @default no topic */
   readonly alarmEmail?: string;
-  /**
-   * API Gateway access and error logs. They need the account's API Gateway CloudWatch role
-   * (README, "Deploying"); turn them off in an account without one. @default true
-   */
+  /** API Gateway access and error logs. @default true */
   readonly apiLogging?: boolean;
+  /**
+   * With `apiLogging`, set the account's API Gateway CloudWatch role (the logs need one; it is
+   * retained with the stack's delete). Turn off where the account's owner sets it. @default true
+   */
+  readonly apiCloudWatchRole?: boolean;
   /** Raise to replace the key that signs certificates (old certificates keep verifying). @default 1 */
   readonly certificateKeyVersion?: number;
   /** Keys listed and deleted (or counted) per message, 1 to 1,000. @default 1000 */
@@ -289,7 +291,11 @@ export class LetheStack extends Stack {
     sweepEvery(this, sweeper, sweepInterval);
 
     const apiLogging = props.apiLogging ?? true;
-    this.api = letheRestApi(this, 'HttpApi', { handler: api.function, logging: apiLogging });
+    this.api = letheRestApi(this, 'HttpApi', {
+      handler: api.function,
+      logging: apiLogging,
+      cloudWatchRole: props.apiCloudWatchRole ?? true,
+    });
 
     this.monitoring = new LetheMonitoring(this, 'Monitoring', {
       workQueue: this.workQueue,

@@ -256,10 +256,32 @@ describe('API logging', () => {
     expect(stage?.[1].Properties?.MethodSettings).toBeUndefined();
   });
 
-  it('needs no AWS::ApiGateway::Account (account-wide state)', () => {
-    // Assess
-    synthesize().template.resourceCountIs('AWS::ApiGateway::Account', 0);
+  it('sets the account CloudWatch role its logs need, before the stage, and retains it', () => {
+    // Act: in an account with no role, a stage with logging on fails to create.
+    const { template } = synthesize();
+    const [[accountId, account] = []] = resourcesOfType(template, 'AWS::ApiGateway::Account');
+    const [[, stage] = []] = resourcesOfType(template, 'AWS::ApiGateway::Stage');
+    const role = resourceById(template, targetOf(account?.Properties?.CloudWatchRoleArn));
+
+    // Assess: retained, since other APIs of the account log through the same setting.
+    expect(stage?.DependsOn).toContain(accountId);
+    expect(account?.DeletionPolicy).toBe('Retain');
+    expect(role.DeletionPolicy).toBe('Retain');
+    expect(role.Properties?.AssumeRolePolicyDocument).toMatchObject({
+      Statement: [{ Action: 'sts:AssumeRole', Principal: { Service: 'apigateway.amazonaws.com' } }],
+    });
+    expect(JSON.stringify(role.Properties?.ManagedPolicyArns)).toContain(
+      'AmazonAPIGatewayPushToCloudWatchLogs',
+    );
   });
+
+  it.each([{ props: { apiLogging: false } }, { props: { apiCloudWatchRole: false } }])(
+    'leaves the account CloudWatch role alone with $props',
+    ({ props }) => {
+      // Assess
+      synthesize(props).template.resourceCountIs('AWS::ApiGateway::Account', 0);
+    },
+  );
 });
 
 describe('X-Ray tracing', () => {

@@ -8,7 +8,7 @@ import { AwsSolutionsChecks } from 'cdk-nag';
 import { describe, expect, it } from 'vitest';
 import { LetheStack, type LetheStackProps } from '../../cdk/lethe-stack.ts';
 import { keys } from '../../lib/store/index.ts';
-import { allowStatements, allows, resourceMatches } from './iam.ts';
+import { allowStatements, allows, resourceMatches, roleId, type Statement } from './iam.ts';
 import {
   FUNCTION_NAMES,
   FUNCTIONS_BUT_PUBLISHER,
@@ -16,6 +16,7 @@ import {
   logicalId,
   offlineApp,
   ref,
+  render,
   resourceById,
   resourcesOfType,
   synthesize,
@@ -431,5 +432,49 @@ describe('receipt retention', () => {
     for (const days of [0, 1.5, 36_501]) {
       expect(() => synthesize({ receiptRetentionDays: days })).toThrow(/receiptRetentionDays/);
     }
+  });
+});
+
+describe('certificate key policy', () => {
+  const { stack, template } = synthesize();
+  const policy = resourceById(template, logicalId(stack, stack.certificateKey.key)).Properties
+    ?.KeyPolicy as { Statement: (Statement & { Principal?: { AWS?: unknown } })[] };
+  const apiRole = getAtt(roleId(template, 'api'), 'Arn');
+  const actionsOf = (statement: Statement) => [statement.Action ?? []].flat();
+  const root = 'arn:<AWS::Partition>:iam::<AWS::AccountId>:root';
+
+  it('lets only the api role sign (no principal of the account with an IAM kms:Sign)', () => {
+    // Act
+    const signers = policy.Statement.filter(
+      (statement) => statement.Effect === 'Allow' && allows(actionsOf(statement), 'kms:Sign'),
+    );
+
+    // Assess
+    expect(policy.Statement.every((statement) => statement.NotAction === undefined)).toBe(true);
+    expect(signers.map((statement) => statement.Principal)).toEqual([{ AWS: apiRole }]);
+    expect(actionsOf(signers[0] as Statement).sort()).toEqual(['kms:GetPublicKey', 'kms:Sign']);
+  });
+
+  it('lets the account run the key, its policy too, but not sign, grant or use it', () => {
+    // Act
+    const [account, ...others] = policy.Statement.filter(
+      (statement) => render(statement.Principal?.AWS) === root,
+    );
+    const actions = actionsOf(account as Statement);
+
+    // Assess: KMS refuses a policy that locks the account out of PutKeyPolicy.
+    expect(others).toEqual([]);
+    expect(allows(actions, 'kms:PutKeyPolicy')).toBe(true);
+    expect(allows(actions, 'kms:ScheduleKeyDeletion')).toBe(true);
+    for (const action of ['kms:Sign', 'kms:Verify', 'kms:CreateGrant', 'kms:GetPublicKey']) {
+      expect(allows(actions, action), action).toBe(false);
+    }
+  });
+
+  it('names no other principal', () => {
+    // Assess
+    expect(policy.Statement.map((statement) => render(statement.Principal?.AWS)).sort()).toEqual(
+      [`<${roleId(template, 'api')}.Arn>`, root].sort(),
+    );
   });
 });

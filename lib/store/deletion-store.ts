@@ -15,7 +15,8 @@ import {
   systemClock,
 } from '../core/index.ts';
 import { RETRY, retry } from '../support/index.ts';
-import { deletionChanges as changes, type RoundStart } from './deletion-changes.ts';
+import { deletionChanges as changes, expiry, type RoundStart } from './deletion-changes.ts';
+import { expireDeletionItems } from './deletion-items.ts';
 import { keys } from './layout.ts';
 import type { TakenIn } from './offboarding-store.ts';
 import { type RequestContext, requestPartitions, retryPartitions } from './partition-requests.ts';
@@ -190,14 +191,18 @@ export class DeletionStore {
     if (deletion.before) {
       // A partition deletion leaves its stream ACTIVE: it only lets the next one in.
       const done = await this.#write(deletion, change);
-      if (done.status === 'ok') await this.#streams.releasePartitions(deletion);
-      return done;
+      if (done.status !== 'ok') return done;
+      await this.#streams.releasePartitions(deletion);
+    } else {
+      const result = await this.#table.transact([
+        this.#table.updateItem(this.#key(deletion), change),
+        this.#streams.free(deletion, now.toISOString()),
+      ]);
+      if (!result.ok) return fenced();
     }
-    const result = await this.#table.transact([
-      this.#table.updateItem(this.#key(deletion), change),
-      this.#streams.free(deletion, now.toISOString()),
-    ]);
-    return result.ok ? ok(undefined) : fenced();
+    // Its chains, failures and uploads leave with its receipt.
+    await expireDeletionItems(this.#table, deletion.deletionId, expiry(now, this.#retentionDays));
+    return ok(undefined);
   }
 
   /** Ends a deletion as FAILED; its stream stays DELETING until a retry completes it. */

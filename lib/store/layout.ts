@@ -61,6 +61,8 @@ export const keys = {
     pk: `DELETION#${deletionId}`,
     sk: `CHAIN#${round}#${chainId}`,
   }),
+  /** The partition of a deletion's own items: its chains, key failures and uploads. */
+  itemsOf: (deletionId: string) => ({ pk: `DELETION#${deletionId}` }),
   /** Every chain of every round when `round` is absent. */
   chainsOf: (deletionId: string, round?: number) => ({
     pk: `DELETION#${deletionId}`,

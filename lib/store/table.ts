@@ -215,6 +215,25 @@ export class Table {
     } while (start);
   }
 
+  /** The keys of every item of a partition, page by page (`query` leaves keys out). */
+  async *keysIn(pk: string): AsyncGenerator<ItemKey> {
+    let start: Record<string, unknown> | undefined;
+    do {
+      const { Items = [], LastEvaluatedKey } = await this.#client.send(
+        new QueryCommand({
+          TableName: this.name,
+          KeyConditionExpression: 'pk = :pk',
+          ExpressionAttributeValues: { ':pk': pk },
+          ProjectionExpression: 'pk, sk',
+          ConsistentRead: true,
+          ...(start ? { ExclusiveStartKey: start } : {}),
+        }),
+      );
+      for (const { pk, sk } of Items) yield { pk: String(pk), sk: String(sk) };
+      start = LastEvaluatedKey;
+    } while (start);
+  }
+
   /** One page of a query, with the key to continue from. */
   async queryPage<T>(input: Omit<QueryCommandInput, 'TableName'>) {
     const { Items = [], LastEvaluatedKey } = await this.#client.send(

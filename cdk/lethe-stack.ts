@@ -17,7 +17,7 @@ import { Plans } from './plans.ts';
 import { letheRestApi } from './rest-api.ts';
 import { StateEvents } from './state-events.ts';
 import { dataBucket, tombstoneTable, workQueues } from './storage.ts';
-import { grantTableUse } from './table-access.ts';
+import { grantTableWrites, TABLE_WRITES } from './table-access.ts';
 import { TenantAccess, tenantInvokeStatements } from './tenant-access.ts';
 
 export interface LetheStackProps extends StackProps {
@@ -255,7 +255,7 @@ export class LetheStack extends Stack {
       planner: this.plans.planner,
     };
 
-    const all = [api, dispatcher, worker, sweeper];
+    const tableUsers = { api, dispatcher, worker, sweeper };
     api.configure('defaultGraceSeconds', defaultGrace);
     // Plans start in the dispatcher (from the table's stream) and go on in the planner; the
     // sweeper sends again the pages of a plan that stopped counting.
@@ -272,11 +272,13 @@ export class LetheStack extends Stack {
     api.bind('certificateKeyId', this.certificateKey.key.keyArn, (f) =>
       this.certificateKey.grantSign(f),
     );
-    for (const fn of all) {
-      fn.bind('tableName', this.table.tableName, (f) => grantTableUse(f, this.table)).configure(
-        'bucket',
-        this.bucket.bucketName,
-      );
+    // Each reads any item, and writes only the partitions it owns (`dynamodb:LeadingKeys`).
+    for (const name of Object.keys(tableUsers) as (keyof typeof tableUsers)[]) {
+      tableUsers[name]
+        .bind('tableName', this.table.tableName, (f) =>
+          grantTableWrites(f, this.table, TABLE_WRITES[name]),
+        )
+        .configure('bucket', this.bucket.bucketName);
     }
     for (const fn of [dispatcher, worker, sweeper]) {
       fn.bind('queueUrl', this.workQueue.queueUrl, (f) => {

@@ -356,7 +356,8 @@ describe('S3 permissions for versioned buckets', () => {
 });
 
 describe('DynamoDB permissions', () => {
-  const { template } = synthesize();
+  const defaults = synthesize();
+  const { template } = defaults;
   const actionsOf = (fn: (typeof FUNCTION_NAMES)[number]) =>
     allowStatements(template, fn).flatMap((statement) => [statement.Action ?? []].flat());
 
@@ -389,6 +390,92 @@ describe('DynamoDB permissions', () => {
       'dynamodb:GetShardIterator',
       'dynamodb:ListStreams',
     ]);
+  });
+
+  /** The partition keys a function may put or update items under, and its write statements. */
+  const writesOf = (fn: (typeof FUNCTION_NAMES)[number]) => {
+    const statements = allowStatements(template, fn).filter((statement) =>
+      ['dynamodb:PutItem', 'dynamodb:UpdateItem'].some((action) =>
+        allows([statement.Action ?? []].flat(), action),
+      ),
+    ) as Array<Statement & { Condition?: Record<string, Record<string, string[]>> }>;
+    const partitions = statements.map(
+      (statement) => statement.Condition?.['ForAllValues:StringLike']?.['dynamodb:LeadingKeys'],
+    );
+    const reaches = (pk: string) =>
+      partitions.every((patterns) => (patterns ?? []).some((p) => resourceMatches(p, pk)));
+    return { statements, partitions, reaches };
+  };
+  const id = '0b1c2d3e-4f50-4617-8293-a4b5c6d7e8f9';
+  /** One item key of each partition kind of the table. */
+  const ITEMS = {
+    stream: keys.stream('acme', 'logs').pk,
+    deletion: keys.deletion('acme', id).pk,
+    offboarding: keys.offboarding('acme').pk,
+    chain: keys.chain(id, 1, 'abc').pk,
+    failure: keys.failure(id, 1, 'streams/acme/logs/1/a.json').pk,
+    upload: keys.upload(id, 'streams/acme/logs/1/a.json', 'u1').pk,
+    offboardingLink: keys.offboardingLink(id, 'logs').pk,
+    offboardingCompleted: keys.offboardingCompleted(id).pk,
+    plan: keys.plan(id).pk,
+    planChain: keys.planChain(id, 'abc').pk,
+    keyBudget: keys.keyBudget('lethe-data').pk,
+    certificateKey: keys.certificateKey('key-1').pk,
+  };
+  type Item = keyof typeof ITEMS;
+
+  // A tenant's partition holds its streams, deletions and offboarding alike: who writes one of
+  // them may write the others (the key design, docs/ARCHITECTURE.md).
+  const TENANT_ITEMS = ['stream', 'deletion', 'offboarding'] as const;
+  it.each([
+    {
+      fn: 'api',
+      reaches: ['offboardingLink', 'offboardingCompleted', 'plan', 'planChain', 'certificateKey'],
+    },
+    {
+      fn: 'dispatcher',
+      reaches: [
+        'chain',
+        'failure',
+        'upload',
+        'offboardingLink',
+        'offboardingCompleted',
+        'plan',
+        'planChain',
+        'keyBudget',
+      ],
+    },
+    { fn: 'worker', reaches: ['chain', 'failure', 'upload', 'keyBudget'] },
+    {
+      fn: 'sweeper',
+      reaches: [
+        'chain',
+        'failure',
+        'upload',
+        'offboardingLink',
+        'offboardingCompleted',
+        'plan',
+        'planChain',
+      ],
+    },
+  ] as const)('let the $fn write only the partitions it owns', (expected) => {
+    // Act
+    const { statements, partitions, reaches } = writesOf(expected.fn);
+    const owned: readonly Item[] = [...TENANT_ITEMS, ...expected.reaches];
+
+    // Assess: every write is bound to partitions, on the table (no index is written)
+    expect(statements.length).toBeGreaterThan(0);
+    expect(partitions.every((patterns) => (patterns?.length ?? 0) > 0)).toBe(true);
+    for (const statement of statements) {
+      expect(statement.Resource).toEqual(
+        getAtt(logicalId(defaults.stack, defaults.stack.table), 'Arn'),
+      );
+    }
+    for (const item of Object.keys(ITEMS) as Item[]) {
+      expect(reaches(ITEMS[item]), `${expected.fn} writes a ${item} item`).toBe(
+        owned.includes(item),
+      );
+    }
   });
 
   it("let the planner write plans and their chains, and no stream's or deletion's item", () => {

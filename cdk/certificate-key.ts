@@ -26,18 +26,19 @@ export const SIGN_ACTIONS = ['kms:Sign', 'kms:GetPublicKey'] as const;
  * the table keeps each public key and the API serves it.
  */
 export const ADMIN_ACTIONS = [
+  // CDK's key administrator actions, less kms:Create* (CreateGrant), kms:Get* (GetPublicKey)
+  // and kms:GenerateDataKey.
   'kms:CreateAlias',
-  'kms:DeleteAlias',
-  'kms:UpdateAlias',
   'kms:Describe*',
-  'kms:GetKeyPolicy',
+  'kms:Enable*',
   'kms:List*',
-  'kms:PutKeyPolicy',
-  'kms:UpdateKeyDescription',
-  'kms:EnableKey',
-  'kms:DisableKey',
-  'kms:RevokeGrant',
-  'kms:RetireGrant',
+  'kms:Put*',
+  'kms:Update*',
+  'kms:Revoke*',
+  'kms:Disable*',
+  'kms:GetKeyPolicy',
+  'kms:GetKeyRotationStatus',
+  'kms:Delete*',
   'kms:TagResource',
   'kms:UntagResource',
   'kms:ScheduleKeyDeletion',

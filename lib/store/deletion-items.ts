@@ -22,8 +22,16 @@ export async function expireDeletionItems(
     condition: { expression: 'attribute_exists(pk)' },
   };
   const found: ItemKey[] = [];
-  for await (const key of table.keysIn(keys.itemsOf(deletionId).pk)) found.push(key);
+  for await (const key of table.query<ItemKey>(itemsOf(deletionId), true)) found.push(key);
   for (let start = 0; start < found.length; start += PARALLEL) {
     await Promise.all(found.slice(start, start + PARALLEL).map((key) => table.update(key, change)));
   }
 }
+
+/** The query of the keys of every item of a deletion's own partition. */
+export const itemsOf = (deletionId: string) => ({
+  KeyConditionExpression: 'pk = :pk',
+  ExpressionAttributeValues: { ':pk': keys.itemsOf(deletionId).pk },
+  ProjectionExpression: 'pk, sk',
+  ConsistentRead: true,
+});

@@ -199,8 +199,11 @@ export class Table {
     });
   }
 
-  /** Every item a query finds, page by page. */
-  async *query<T>(input: Omit<QueryCommandInput, 'TableName'>): AsyncGenerator<T> {
+  /** Every item a query finds, page by page; its `pk` and `sk` too `withKeys`. */
+  async *query<T>(
+    input: Omit<QueryCommandInput, 'TableName'>,
+    withKeys = false,
+  ): AsyncGenerator<T> {
     let start: Record<string, unknown> | undefined;
     do {
       const { Items = [], LastEvaluatedKey } = await this.#client.send(
@@ -210,26 +213,7 @@ export class Table {
           ...(start ? { ExclusiveStartKey: start } : {}),
         }),
       );
-      for (const item of Items) yield recordOf<T>(item) as T;
-      start = LastEvaluatedKey;
-    } while (start);
-  }
-
-  /** The keys of every item of a partition, page by page (`query` leaves keys out). */
-  async *keysIn(pk: string): AsyncGenerator<ItemKey> {
-    let start: Record<string, unknown> | undefined;
-    do {
-      const { Items = [], LastEvaluatedKey } = await this.#client.send(
-        new QueryCommand({
-          TableName: this.name,
-          KeyConditionExpression: 'pk = :pk',
-          ExpressionAttributeValues: { ':pk': pk },
-          ProjectionExpression: 'pk, sk',
-          ConsistentRead: true,
-          ...(start ? { ExclusiveStartKey: start } : {}),
-        }),
-      );
-      for (const { pk, sk } of Items) yield { pk: String(pk), sk: String(sk) };
+      for (const item of Items) yield (withKeys ? item : recordOf<T>(item)) as T;
       start = LastEvaluatedKey;
     } while (start);
   }

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { documentClient, keys, Table, TTL_ATTRIBUTE } from '../../lib/store/index.ts';
+import { itemsOf } from '../../lib/store/deletion-items.ts';
+import { documentClient, type ItemKey, keys, Table, TTL_ATTRIBUTE } from '../../lib/store/index.ts';
 import { type ApiClient, apiClient, parseLocation, waitFor } from '../helpers/http.ts';
 import { listAll, partitionedObjects, seedObjects } from '../helpers/s3.ts';
 import { startTarget, type TestTarget } from '../helpers/target.ts';
@@ -130,7 +131,7 @@ describe('deleting a stream end to end', () => {
 
       // Act
       const expiries: unknown[] = [];
-      for await (const key of table.keysIn(keys.itemsOf(deletionId).pk)) {
+      for await (const key of table.query<ItemKey>(itemsOf(deletionId), true)) {
         expiries.push((await table.read<Record<string, unknown>>(key))?.[TTL_ATTRIBUTE]);
       }
 

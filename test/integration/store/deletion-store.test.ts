@@ -8,6 +8,7 @@ import {
   PartitionDeletionInProgressError,
   StreamNotFoundError,
 } from '../../../lib/core/index.ts';
+import { itemsOf } from '../../../lib/store/deletion-items.ts';
 import {
   DeletionStore,
   FailureStore,
@@ -189,7 +190,7 @@ describe.skipIf(process.env.LETHE_TEST_API_URL)('DeletionStore over DynamoDB', (
         keys.chain(deletion.deletionId, deletion.round, chainId),
         keys.failure(deletion.deletionId, deletion.round, `${deletion.prefix}a/locked.json`),
       ];
-      for await (const key of stores.table.keysIn(keys.itemsOf(deletion.deletionId).pk)) {
+      for await (const key of stores.table.query<ItemKey>(itemsOf(deletion.deletionId), true)) {
         if (key.sk.startsWith('UPLOAD#')) itemKeys.push(key);
       }
       return { deletion, itemKeys };

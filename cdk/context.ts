@@ -40,6 +40,7 @@ export function propsFromContext(node: Node): LetheStackProps {
       maxDeletionAgeMinutes === undefined ? undefined : Duration.minutes(maxDeletionAgeMinutes),
     alarmEmail: text('alarmEmail'),
     apiLogging: flag('apiLogging'),
+    apiCloudWatchRole: flag('apiCloudWatchRole'),
     certificateKeyVersion: number('certificateKeyVersion'),
     pageSize: number('pageSize'),
     maxRounds: number('maxRounds'),

@@ -32,8 +32,9 @@ export interface LetheFunctionProps {
 const ROOT = new URL('..', import.meta.url).pathname;
 
 /**
- * Every Lethe function: Node.js 24 on arm64, bundled as ESM with source maps, with its own
- * log group and X-Ray tracing. `bind` sets a setting's environment variable and grants in one call.
+ * Every Lethe function: Node.js 24 on arm64, bundled as ESM with source maps and with the AWS SDK
+ * of package-lock.json (not the runtime's), with its own log group and X-Ray tracing. `bind`
+ * sets a setting's environment variable and grants in one call.
  */
 export class LetheFunction extends Construct {
   public readonly function: NodejsFunction;
@@ -66,6 +67,9 @@ export class LetheFunction extends Construct {
         target: 'node24',
         sourceMap: true,
         minify: true,
+        // The SDK the tests ran goes into the bundle: by default NodejsFunction leaves
+        // `@aws-sdk/*` out for Node 18+, and Lambda would run the runtime's version instead.
+        externalModules: [],
         // Some dependencies still call require(); give the ESM bundle one.
         banner:
           "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);",

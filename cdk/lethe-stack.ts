@@ -25,7 +25,7 @@ import { Plans } from './plans.ts';
 import { letheRestApi } from './rest-api.ts';
 import { StateEvents } from './state-events.ts';
 import { dataBucket, tombstoneTable, workQueues } from './storage.ts';
-import { grantTableUse } from './table-access.ts';
+import { grantTableWrites, TABLE_WRITES } from './table-access.ts';
 import { TenantAccess, tenantInvokeStatements } from './tenant-access.ts';
 
 export interface LetheStackProps extends StackProps {
@@ -77,11 +77,13 @@ export interface LetheStackProps extends StackProps {
   readonly maxDeletionAge?: Duration;
   /** Subscribe this address to every alarm through an encrypted SNS topic. @default no topic */
   readonly alarmEmail?: string;
-  /**
-   * API Gateway access and error logs. They need the account's API Gateway CloudWatch role
-   * (README, "Deploying"); turn them off in an account without one. @default true
-   */
+  /** API Gateway access and error logs. @default true */
   readonly apiLogging?: boolean;
+  /**
+   * With `apiLogging`, set the account's API Gateway CloudWatch role (the logs need one; it is
+   * retained with the stack's delete). Turn off where the account's owner sets it. @default true
+   */
+  readonly apiCloudWatchRole?: boolean;
   /** Raise to replace the key that signs certificates (old certificates keep verifying). @default 1 */
   readonly certificateKeyVersion?: number;
   /** Keys listed and deleted (or counted) per message, 1 to 1,000. @default 1000 */
@@ -271,7 +273,7 @@ export class LetheStack extends Stack {
       planner: this.plans.planner,
     };
 
-    const all = [api, dispatcher, worker, sweeper];
+    const tableUsers = { api, dispatcher, worker, sweeper };
     api.configure('defaultGraceSeconds', defaultGrace);
     // Plans start in the dispatcher (from the table's stream) and go on in the planner; the
     // sweeper sends again the pages of a plan that stopped counting.
@@ -288,11 +290,13 @@ export class LetheStack extends Stack {
     api.bind('certificateKeyId', this.certificateKey.key.keyArn, (f) =>
       this.certificateKey.grantSign(f),
     );
-    for (const fn of all) {
-      fn.bind('tableName', this.table.tableName, (f) => grantTableUse(f, this.table)).configure(
-        'bucket',
-        this.bucket.bucketName,
-      );
+    // Each reads any item, and writes only the partitions it owns (`dynamodb:LeadingKeys`).
+    for (const name of Object.keys(tableUsers) as (keyof typeof tableUsers)[]) {
+      tableUsers[name]
+        .bind('tableName', this.table.tableName, (f) =>
+          grantTableWrites(f, this.table, TABLE_WRITES[name]),
+        )
+        .configure('bucket', this.bucket.bucketName);
     }
     for (const fn of [dispatcher, worker, sweeper]) {
       fn.bind('queueUrl', this.workQueue.queueUrl, (f) => {
@@ -322,7 +326,11 @@ export class LetheStack extends Stack {
     sweepEvery(this, sweeper, sweepInterval);
 
     const apiLogging = props.apiLogging ?? true;
-    this.api = letheRestApi(this, 'HttpApi', { handler: api.function, logging: apiLogging });
+    this.api = letheRestApi(this, 'HttpApi', {
+      handler: api.function,
+      logging: apiLogging,
+      cloudWatchRole: props.apiCloudWatchRole ?? true,
+    });
 
     this.monitoring = new LetheMonitoring(this, 'Monitoring', {
       workQueue: this.workQueue,

@@ -89,10 +89,15 @@ export function acknowledgeNagFindings(stack: LetheStack, options: { apiLogging:
       acknowledge(
         stack.api,
         id,
-        'API logging was turned off (apiLogging=false) because the account has no API Gateway CloudWatch role; the api function still logs every request with its deletion keys.',
+        'API logging was turned off (apiLogging=false); the api function still logs every request with its deletion keys.',
       );
     }
   }
+  acknowledge(
+    stack.api,
+    'IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs]',
+    "The account's API Gateway CloudWatch role (apiCloudWatchRole): AWS's policy for it, which lets API Gateway write the logs of the account's APIs and nothing else.",
+  );
   acknowledge(
     stack.tenantAccess.policy,
     `IAM5[Resource::arn:<AWS::Partition>:execute-api:<AWS::Region>:<AWS::AccountId>:<${stack.getLogicalId(stack.api.node.defaultChild as CfnElement)}>/<${stack.getLogicalId(stack.api.deploymentStage.node.defaultChild as CfnElement)}>/*/v1/tenants/<aws:PrincipalTag/lethe-tenant>/*]`,

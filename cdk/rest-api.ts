@@ -22,6 +22,11 @@ export interface LetheRestApiProps {
    * execution logs. API Gateway writes them only when the account has its CloudWatch role.
    */
   readonly logging: boolean;
+  /**
+   * With `logging`: set the account's API Gateway CloudWatch role, which the stage's logs need
+   * (a stage that turns logging on fails to create in an account without one).
+   */
+  readonly cloudWatchRole: boolean;
 }
 
 /** One JSON line per request: enough to tell who asked for what, and how it went. */
@@ -55,8 +60,12 @@ export function letheRestApi(scope: Construct, id: string, props: LetheRestApiPr
     // The ApiName dimension of its metrics: one per deployed Lethe stack.
     restApiName: Stack.of(scope).stackName,
     description: 'Lethe: instant, durable, verifiable deletion of stream data',
-    // AWS::ApiGateway::Account is account-wide state; leave it to the account's owner.
-    cloudWatchRole: false,
+    // The role and AWS::ApiGateway::Account (account-wide, one per region) are retained: other
+    // APIs of the account log through that role too, and a stack delete must not break them.
+    // The stage depends on the account setting, so it is created with logging on only after.
+    ...(props.logging && props.cloudWatchRole
+      ? { cloudWatchRole: true, cloudWatchRoleRemovalPolicy: RemovalPolicy.RETAIN }
+      : { cloudWatchRole: false }),
     deployOptions: {
       stageName: 'prod',
       tracingEnabled: true,

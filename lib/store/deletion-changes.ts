@@ -70,7 +70,7 @@ function transition(
 }
 
 /** When a finished receipt expires (DynamoDB's TTL, epoch seconds). */
-const expiry = (now: Date, retentionDays: number) =>
+export const expiry = (now: Date, retentionDays: number) =>
   Math.floor(now.getTime() / 1000) + retentionDays * 86_400;
 
 /**

@@ -15,7 +15,8 @@ import {
   systemClock,
 } from '../core/index.ts';
 import { RETRY, retry } from '../support/index.ts';
-import { deletionChanges as changes, type RoundStart } from './deletion-changes.ts';
+import { deletionChanges as changes, expiry, type RoundStart } from './deletion-changes.ts';
+import { expireDeletionItems } from './deletion-items.ts';
 import { keys } from './layout.ts';
 import type { TakenIn } from './offboarding-store.ts';
 import { type RequestContext, requestPartitions, retryPartitions } from './partition-requests.ts';
@@ -182,22 +183,21 @@ export class DeletionStore {
 
   /**
    * RUNNING -> COMPLETED with the receipt's final totals, and the stream name becomes free for
-   * a new incarnation, in one transaction.
+   * a new incarnation, in one transaction. Then its chains, failures and uploads expire with it.
    */
   async complete(deletion: DeletionRecord): Promise<Outcome> {
     const now = this.#clock.now();
     const change = changes.complete(deletion, now, this.#retentionDays);
-    if (deletion.before) {
-      // A partition deletion leaves its stream ACTIVE: it only lets the next one in.
-      const done = await this.#write(deletion, change);
-      if (done.status === 'ok') await this.#streams.releasePartitions(deletion);
-      return done;
-    }
-    const result = await this.#table.transact([
-      this.#table.updateItem(this.#key(deletion), change),
-      this.#streams.free(deletion, now.toISOString()),
-    ]);
-    return result.ok ? ok(undefined) : fenced();
+    const written = deletion.before
+      ? this.#table.update(this.#key(deletion), change) // A partition's stream stays ACTIVE.
+      : this.#table.transact([
+          this.#table.updateItem(this.#key(deletion), change),
+          this.#streams.free(deletion, now.toISOString()),
+        ]);
+    if (!(await written).ok) return fenced();
+    if (deletion.before) await this.#streams.releasePartitions(deletion); // The next may come in.
+    await expireDeletionItems(this.#table, deletion.deletionId, expiry(now, this.#retentionDays));
+    return ok(undefined);
   }
 
   /** Ends a deletion as FAILED; its stream stays DELETING until a retry completes it. */

@@ -9,6 +9,7 @@ export { type DeletionRequest, DeletionStore } from './deletion-store.ts';
 export { FailureStore } from './failure-store.ts';
 export { KeyStore } from './key-store.ts';
 export {
+  type ItemKey,
   keys,
   LIST_INDEX,
   OPEN_DELETIONS,

@@ -18,8 +18,27 @@ export const RETENTION_POLICIES = 'RETENTION';
 /** The sweep index's partition of plans not yet ended, by when they were last looked at. */
 export const OPEN_PLANS = 'PLANS';
 
+/**
+ * The table's partitions by what they hold, as IAM `dynamodb:LeadingKeys` patterns: every key
+ * of `keys` starts with one of them. The stack grants each function writes to those it writes.
+ */
+export const PARTITIONS = {
+  /** A tenant's streams, deletions (receipts) and offboarding. */
+  tenants: 'TENANT#*',
+  /** A deletion's own items: its chains, key failures and uploads. */
+  deletions: 'DELETION#*',
+  /** An offboarding's links to its streams, and its count of those completed. */
+  offboardings: 'OFFBOARDING#*',
+  /** A plan and its chains. */
+  plans: 'PLAN#*',
+  /** A bucket's key budget. */
+  budgets: 'BUDGET#*',
+  /** The public keys that signed certificates. */
+  certificateKeys: 'CERTIFICATE_KEY#*',
+} as const;
+
 /** The partitions of plans and their chains, as an IAM `dynamodb:LeadingKeys` pattern. */
-export const PLAN_PARTITIONS = 'PLAN#*';
+export const PLAN_PARTITIONS = PARTITIONS.plans;
 
 /** Name of the index of a tenant's deletions, newest first (`listPk`, `listSk`). */
 export const LIST_INDEX = 'byTenant';
@@ -61,6 +80,8 @@ export const keys = {
     pk: `DELETION#${deletionId}`,
     sk: `CHAIN#${round}#${chainId}`,
   }),
+  /** The partition of a deletion's own items: its chains, key failures and uploads. */
+  itemsOf: (deletionId: string) => ({ pk: `DELETION#${deletionId}` }),
   /** Every chain of every round when `round` is absent. */
   chainsOf: (deletionId: string, round?: number) => ({
     pk: `DELETION#${deletionId}`,

@@ -186,8 +186,11 @@ export class Table {
     });
   }
 
-  /** Every item a query finds, page by page. */
-  async *query<T>(input: Omit<QueryCommandInput, 'TableName'>): AsyncGenerator<T> {
+  /** Every item a query finds, page by page; its `pk` and `sk` too `withKeys`. */
+  async *query<T>(
+    input: Omit<QueryCommandInput, 'TableName'>,
+    withKeys = false,
+  ): AsyncGenerator<T> {
     let start: Record<string, unknown> | undefined;
     do {
       const { Items = [], LastEvaluatedKey } = await this.#client.send(
@@ -197,7 +200,7 @@ export class Table {
           ...(start ? { ExclusiveStartKey: start } : {}),
         }),
       );
-      for (const item of Items) yield recordOf<T>(item) as T;
+      for (const item of Items) yield (withKeys ? item : recordOf<T>(item)) as T;
       start = LastEvaluatedKey;
     } while (start);
   }

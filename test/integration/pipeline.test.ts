@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { itemsOf } from '../../lib/store/deletion-items.ts';
+import { documentClient, type ItemKey, keys, Table, TTL_ATTRIBUTE } from '../../lib/store/index.ts';
 import { type ApiClient, apiClient, parseLocation, waitFor } from '../helpers/http.ts';
 import { listAll, partitionedObjects, seedObjects } from '../helpers/s3.ts';
 import { startTarget, type TestTarget } from '../helpers/target.ts';
@@ -115,6 +117,30 @@ describe('deleting a stream end to end', () => {
     );
     expect((await listAll(target.s3, location.bucket, location.prefix)).size).toBe(0);
   });
+
+  it.skipIf(process.env.LETHE_TEST_API_URL)(
+    "leaves the deletion's own items (chains: they hold key names) to expire with its receipt",
+    async () => {
+      // Prepare: the table as the functions see it
+      if (!target.local) throw new Error('needs the in-process local stack');
+      const table = new Table(
+        documentClient(target.local.clients.dynamodb),
+        target.local.resources.tableName,
+      );
+      const receipt = await table.read<Record<string, unknown>>(keys.deletion('acme', deletionId));
+
+      // Act
+      const expiries: unknown[] = [];
+      for await (const key of table.query<ItemKey>(itemsOf(deletionId), true)) {
+        expiries.push((await table.read<Record<string, unknown>>(key))?.[TTL_ATTRIBUTE]);
+      }
+
+      // Assess: several chains, each with the receipt's expiry
+      expect(receipt?.[TTL_ATTRIBUTE]).toEqual(expect.any(Number));
+      expect(expiries.length).toBeGreaterThan(1);
+      expect(new Set(expiries)).toEqual(new Set([receipt?.[TTL_ATTRIBUTE]]));
+    },
+  );
 
   it('leaves every object of a sibling name and of another tenant', async () => {
     for (const [name, before] of survivors) {

@@ -62,6 +62,7 @@ describe('context (-c key=value)', () => {
       maxDeletionAgeMinutes: '90',
       alarmEmail: 'oncall@example.com',
       apiLogging: 'false',
+      apiCloudWatchRole: 'false',
       certificateKeyVersion: '2',
       pageSize: '500',
       maxRounds: '7',
@@ -85,6 +86,7 @@ describe('context (-c key=value)', () => {
       maxDeletionAge: Duration.minutes(90).toMinutes(),
       alarmEmail: 'oncall@example.com',
       apiLogging: false,
+      apiCloudWatchRole: false,
       certificateKeyVersion: 2,
       pageSize: 500,
       maxRounds: 7,
@@ -104,6 +106,7 @@ describe('context (-c key=value)', () => {
     { key: 'receiptRetentionDays', value: 'a year' },
     { key: 'workerConcurrency', value: '-1' },
     { key: 'apiLogging', value: 'no' },
+    { key: 'apiCloudWatchRole', value: 'yes' },
   ])('refuses $key=$value', ({ key, value }) => {
     // Assess
     expect(() => contextOf({ [key]: value })).toThrow(key);

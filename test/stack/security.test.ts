@@ -8,7 +8,7 @@ import { AwsSolutionsChecks } from 'cdk-nag';
 import { describe, expect, it } from 'vitest';
 import { LetheStack, type LetheStackProps } from '../../cdk/lethe-stack.ts';
 import { keys } from '../../lib/store/index.ts';
-import { allowStatements, allows, resourceMatches } from './iam.ts';
+import { allowStatements, allows, resourceMatches, roleId, type Statement } from './iam.ts';
 import {
   FUNCTION_NAMES,
   FUNCTIONS_BUT_PUBLISHER,
@@ -16,6 +16,7 @@ import {
   logicalId,
   offlineApp,
   ref,
+  render,
   resourceById,
   resourcesOfType,
   synthesize,
@@ -256,10 +257,32 @@ describe('API logging', () => {
     expect(stage?.[1].Properties?.MethodSettings).toBeUndefined();
   });
 
-  it('needs no AWS::ApiGateway::Account (account-wide state)', () => {
-    // Assess
-    synthesize().template.resourceCountIs('AWS::ApiGateway::Account', 0);
+  it('sets the account CloudWatch role its logs need, before the stage, and retains it', () => {
+    // Act: in an account with no role, a stage with logging on fails to create.
+    const { template } = synthesize();
+    const [[accountId, account] = []] = resourcesOfType(template, 'AWS::ApiGateway::Account');
+    const [[, stage] = []] = resourcesOfType(template, 'AWS::ApiGateway::Stage');
+    const role = resourceById(template, targetOf(account?.Properties?.CloudWatchRoleArn));
+
+    // Assess: retained, since other APIs of the account log through the same setting.
+    expect(stage?.DependsOn).toContain(accountId);
+    expect(account?.DeletionPolicy).toBe('Retain');
+    expect(role.DeletionPolicy).toBe('Retain');
+    expect(role.Properties?.AssumeRolePolicyDocument).toMatchObject({
+      Statement: [{ Action: 'sts:AssumeRole', Principal: { Service: 'apigateway.amazonaws.com' } }],
+    });
+    expect(JSON.stringify(role.Properties?.ManagedPolicyArns)).toContain(
+      'AmazonAPIGatewayPushToCloudWatchLogs',
+    );
   });
+
+  it.each([{ props: { apiLogging: false } }, { props: { apiCloudWatchRole: false } }])(
+    'leaves the account CloudWatch role alone with $props',
+    ({ props }) => {
+      // Assess
+      synthesize(props).template.resourceCountIs('AWS::ApiGateway::Account', 0);
+    },
+  );
 });
 
 describe('X-Ray tracing', () => {
@@ -333,7 +356,8 @@ describe('S3 permissions for versioned buckets', () => {
 });
 
 describe('DynamoDB permissions', () => {
-  const { template } = synthesize();
+  const defaults = synthesize();
+  const { template } = defaults;
   const actionsOf = (fn: (typeof FUNCTION_NAMES)[number]) =>
     allowStatements(template, fn).flatMap((statement) => [statement.Action ?? []].flat());
 
@@ -366,6 +390,92 @@ describe('DynamoDB permissions', () => {
       'dynamodb:GetShardIterator',
       'dynamodb:ListStreams',
     ]);
+  });
+
+  /** The partition keys a function may put or update items under, and its write statements. */
+  const writesOf = (fn: (typeof FUNCTION_NAMES)[number]) => {
+    const statements = allowStatements(template, fn).filter((statement) =>
+      ['dynamodb:PutItem', 'dynamodb:UpdateItem'].some((action) =>
+        allows([statement.Action ?? []].flat(), action),
+      ),
+    ) as Array<Statement & { Condition?: Record<string, Record<string, string[]>> }>;
+    const partitions = statements.map(
+      (statement) => statement.Condition?.['ForAllValues:StringLike']?.['dynamodb:LeadingKeys'],
+    );
+    const reaches = (pk: string) =>
+      partitions.every((patterns) => (patterns ?? []).some((p) => resourceMatches(p, pk)));
+    return { statements, partitions, reaches };
+  };
+  const id = '0b1c2d3e-4f50-4617-8293-a4b5c6d7e8f9';
+  /** One item key of each partition kind of the table. */
+  const ITEMS = {
+    stream: keys.stream('acme', 'logs').pk,
+    deletion: keys.deletion('acme', id).pk,
+    offboarding: keys.offboarding('acme').pk,
+    chain: keys.chain(id, 1, 'abc').pk,
+    failure: keys.failure(id, 1, 'streams/acme/logs/1/a.json').pk,
+    upload: keys.upload(id, 'streams/acme/logs/1/a.json', 'u1').pk,
+    offboardingLink: keys.offboardingLink(id, 'logs').pk,
+    offboardingCompleted: keys.offboardingCompleted(id).pk,
+    plan: keys.plan(id).pk,
+    planChain: keys.planChain(id, 'abc').pk,
+    keyBudget: keys.keyBudget('lethe-data').pk,
+    certificateKey: keys.certificateKey('key-1').pk,
+  };
+  type Item = keyof typeof ITEMS;
+
+  // A tenant's partition holds its streams, deletions and offboarding alike: who writes one of
+  // them may write the others (the key design, docs/ARCHITECTURE.md).
+  const TENANT_ITEMS = ['stream', 'deletion', 'offboarding'] as const;
+  it.each([
+    {
+      fn: 'api',
+      reaches: ['offboardingLink', 'offboardingCompleted', 'plan', 'planChain', 'certificateKey'],
+    },
+    {
+      fn: 'dispatcher',
+      reaches: [
+        'chain',
+        'failure',
+        'upload',
+        'offboardingLink',
+        'offboardingCompleted',
+        'plan',
+        'planChain',
+        'keyBudget',
+      ],
+    },
+    { fn: 'worker', reaches: ['chain', 'failure', 'upload', 'keyBudget'] },
+    {
+      fn: 'sweeper',
+      reaches: [
+        'chain',
+        'failure',
+        'upload',
+        'offboardingLink',
+        'offboardingCompleted',
+        'plan',
+        'planChain',
+      ],
+    },
+  ] as const)('let the $fn write only the partitions it owns', (expected) => {
+    // Act
+    const { statements, partitions, reaches } = writesOf(expected.fn);
+    const owned: readonly Item[] = [...TENANT_ITEMS, ...expected.reaches];
+
+    // Assess: every write is bound to partitions, on the table (no index is written)
+    expect(statements.length).toBeGreaterThan(0);
+    expect(partitions.every((patterns) => (patterns?.length ?? 0) > 0)).toBe(true);
+    for (const statement of statements) {
+      expect(statement.Resource).toEqual(
+        getAtt(logicalId(defaults.stack, defaults.stack.table), 'Arn'),
+      );
+    }
+    for (const item of Object.keys(ITEMS) as Item[]) {
+      expect(reaches(ITEMS[item]), `${expected.fn} writes a ${item} item`).toBe(
+        owned.includes(item),
+      );
+    }
   });
 
   it("let the planner write plans and their chains, and no stream's or deletion's item", () => {
@@ -409,5 +519,49 @@ describe('receipt retention', () => {
     for (const days of [0, 1.5, 36_501]) {
       expect(() => synthesize({ receiptRetentionDays: days })).toThrow(/receiptRetentionDays/);
     }
+  });
+});
+
+describe('certificate key policy', () => {
+  const { stack, template } = synthesize();
+  const policy = resourceById(template, logicalId(stack, stack.certificateKey.key)).Properties
+    ?.KeyPolicy as { Statement: (Statement & { Principal?: { AWS?: unknown } })[] };
+  const apiRole = getAtt(roleId(template, 'api'), 'Arn');
+  const actionsOf = (statement: Statement) => [statement.Action ?? []].flat();
+  const root = 'arn:<AWS::Partition>:iam::<AWS::AccountId>:root';
+
+  it('lets only the api role sign (no principal of the account with an IAM kms:Sign)', () => {
+    // Act
+    const signers = policy.Statement.filter(
+      (statement) => statement.Effect === 'Allow' && allows(actionsOf(statement), 'kms:Sign'),
+    );
+
+    // Assess
+    expect(policy.Statement.every((statement) => statement.NotAction === undefined)).toBe(true);
+    expect(signers.map((statement) => statement.Principal)).toEqual([{ AWS: apiRole }]);
+    expect(actionsOf(signers[0] as Statement).sort()).toEqual(['kms:GetPublicKey', 'kms:Sign']);
+  });
+
+  it('lets the account run the key, its policy too, but not sign, grant or use it', () => {
+    // Act
+    const [account, ...others] = policy.Statement.filter(
+      (statement) => render(statement.Principal?.AWS) === root,
+    );
+    const actions = actionsOf(account as Statement);
+
+    // Assess: KMS refuses a policy that locks the account out of PutKeyPolicy.
+    expect(others).toEqual([]);
+    expect(allows(actions, 'kms:PutKeyPolicy')).toBe(true);
+    expect(allows(actions, 'kms:ScheduleKeyDeletion')).toBe(true);
+    for (const action of ['kms:Sign', 'kms:Verify', 'kms:CreateGrant', 'kms:GetPublicKey']) {
+      expect(allows(actions, action), action).toBe(false);
+    }
+  });
+
+  it('names no other principal', () => {
+    // Assess
+    expect(policy.Statement.map((statement) => render(statement.Principal?.AWS)).sort()).toEqual(
+      [`<${roleId(template, 'api')}.Arn>`, root].sort(),
+    );
   });
 });

@@ -9,6 +9,8 @@ export interface Resource {
   readonly Type: string;
   readonly Properties?: Record<string, unknown>;
   readonly Metadata?: Record<string, unknown>;
+  readonly DependsOn?: string[];
+  readonly DeletionPolicy?: string;
 }
 
 export interface Synthesized {

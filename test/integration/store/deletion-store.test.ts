@@ -8,7 +8,16 @@ import {
   PartitionDeletionInProgressError,
   StreamNotFoundError,
 } from '../../../lib/core/index.ts';
-import { DeletionStore, StreamStore, UploadStore } from '../../../lib/store/index.ts';
+import { itemsOf } from '../../../lib/store/deletion-items.ts';
+import {
+  DeletionStore,
+  FailureStore,
+  type ItemKey,
+  keys,
+  StreamStore,
+  TTL_ATTRIBUTE,
+  UploadStore,
+} from '../../../lib/store/index.ts';
 import { aDeletion, aStream } from '../../helpers/records.ts';
 import { storesOf } from '../../helpers/stores.ts';
 import { startTarget, type TestTarget } from '../../helpers/target.ts';
@@ -162,6 +171,81 @@ describe.skipIf(process.env.LETHE_TEST_API_URL)('DeletionStore over DynamoDB', (
     expect(await stores.streams.find(deletion.tenant, 'logs')).toMatchObject({
       state: 'DELETED',
       deletedBy: deletion.deletionId,
+    });
+  });
+
+  describe("a deletion's own items (chains, failures, uploads: they hold key names)", () => {
+    /** A deletion with a chain, a key failure and an upload recorded, as its round left them. */
+    async function withItems(state: DeletionState, overrides: Partial<DeletionRecord> = {}) {
+      const deletion = await aDeletionIn(state, overrides);
+      const chainId = 'c'.repeat(20);
+      await stores.putChains(deletion, [{ chainId, prefix: `${deletion.prefix}a/` }]);
+      await new FailureStore({ table: stores.table }).record(deletion, [
+        { key: `${deletion.prefix}a/locked.json`, code: 'AccessDenied', message: 'denied' },
+      ]);
+      await new UploadStore({ table: stores.table }).record(deletion, [
+        { key: `${deletion.prefix}big.bin`, uploadId: 'u1' },
+      ]);
+      const itemKeys = [
+        keys.chain(deletion.deletionId, deletion.round, chainId),
+        keys.failure(deletion.deletionId, deletion.round, `${deletion.prefix}a/locked.json`),
+      ];
+      for await (const key of stores.table.query<ItemKey>(itemsOf(deletion.deletionId), true)) {
+        if (key.sk.startsWith('UPLOAD#')) itemKeys.push(key);
+      }
+      return { deletion, itemKeys };
+    }
+    const expiriesOf = async (itemKeys: ItemKey[]) =>
+      Promise.all(
+        itemKeys.map(
+          async (key) => (await stores.table.read<Record<string, unknown>>(key))?.[TTL_ATTRIBUTE],
+        ),
+      );
+
+    it.each([
+      { kind: 'stream', overrides: {} },
+      { kind: 'partition', overrides: { before: '2026-01-01' } },
+    ])('expire with the receipt once a $kind deletion has COMPLETED', async ({ overrides }) => {
+      // Prepare
+      const { deletion, itemKeys } = await withItems('RUNNING', overrides);
+
+      // Act
+      const done = await stores.deletions.complete({ ...deletion, uploadsRecorded: true });
+
+      // Assess
+      const receipt = await stores.table.read<Record<string, unknown>>(
+        keys.deletion(deletion.tenant, deletion.deletionId),
+      );
+      expect(done.status).toBe('ok');
+      expect(itemKeys).toHaveLength(3);
+      expect(receipt?.[TTL_ATTRIBUTE]).toEqual(expect.any(Number));
+      expect(await expiriesOf(itemKeys)).toEqual(itemKeys.map(() => receipt?.[TTL_ATTRIBUTE]));
+    });
+
+    it('stay while it runs, and when it FAILED (a retry counts on them, its receipt lists them)', async () => {
+      // Prepare
+      const { deletion, itemKeys } = await withItems('RUNNING');
+
+      // Act
+      const running = await expiriesOf(itemKeys);
+      const failed = await stores.deletions.fail(deletion);
+
+      // Assess
+      expect(failed.status).toBe('ok');
+      expect(running).toEqual([undefined, undefined, undefined]);
+      expect(await expiriesOf(itemKeys)).toEqual([undefined, undefined, undefined]);
+    });
+
+    it('stay when the completion is fenced', async () => {
+      // Prepare: a verification read before an upload was recorded
+      const { deletion, itemKeys } = await withItems('RUNNING');
+
+      // Act
+      const stale = await stores.deletions.complete(deletion);
+
+      // Assess
+      expect(stale.status).toBe('fenced');
+      expect(await expiriesOf(itemKeys)).toEqual([undefined, undefined, undefined]);
     });
   });
 

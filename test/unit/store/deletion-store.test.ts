@@ -8,6 +8,7 @@ import {
   DynamoDBDocumentClient,
   GetCommand,
   PutCommand,
+  QueryCommand,
   TransactWriteCommand,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
@@ -248,5 +249,62 @@ describe('DeletionStore.claimVerification (a write on the deletion item only whe
     const [update] = dynamodb.commandCalls(UpdateCommand);
     expect(update?.args[0].input.ConditionExpression).toContain('chainsSettled >= chainsTotal');
     expect(writes()).toHaveLength(1);
+  });
+});
+
+describe("DeletionStore.complete: the deletion's own items leave with its receipt", () => {
+  const running = aDeletion({ state: 'RUNNING', chainsTotal: 2, chainsSettled: 2 });
+  const partition = { pk: `DELETION#${DELETION_ID}` };
+  const itemKeys = [
+    { ...partition, sk: 'CHAIN#1#a' },
+    { ...partition, sk: 'CHAIN#1#b' },
+    { ...partition, sk: 'FAILURE#1#streams/acme/logs/1/x.json' },
+    { ...partition, sk: 'UPLOAD#u1#streams/acme/logs/1/big.bin' },
+  ];
+  const receiptExpiry = Math.floor(NOW.getTime() / 1000) + 365 * 86_400;
+
+  it('gives every item of its partition, page after page, the expiry of its receipt', async () => {
+    // Prepare: the partition's keys in two pages
+    dynamodb.on(TransactWriteCommand).resolves({});
+    dynamodb
+      .on(QueryCommand)
+      .resolvesOnce({ Items: itemKeys.slice(0, 3), LastEvaluatedKey: itemKeys[2] })
+      .resolvesOnce({ Items: itemKeys.slice(3) });
+    dynamodb.on(UpdateCommand).resolves({ Attributes: {} });
+
+    // Act
+    const done = await stores().complete(running);
+
+    // Assess: the receipt's expiry, as the completion wrote it, on each item, which must exist
+    const receipt = transactionItems()[0]?.Update;
+    const updates = dynamodb.commandCalls(UpdateCommand).map((call) => call.args[0].input);
+    expect(done.status).toBe('ok');
+    expect(receipt?.ExpressionAttributeValues?.[':expires']).toBe(receiptExpiry);
+    expect(dynamodb.commandCalls(QueryCommand)[0]?.args[0].input).toMatchObject({
+      KeyConditionExpression: 'pk = :pk',
+      ExpressionAttributeValues: { ':pk': partition.pk },
+      ConsistentRead: true,
+    });
+    expect(updates.map((update) => update.Key)).toEqual(itemKeys);
+    for (const update of updates) {
+      expect(update).toMatchObject({
+        UpdateExpression: 'SET expiresAt = :expires',
+        ExpressionAttributeValues: { ':expires': receiptExpiry },
+        ConditionExpression: 'attribute_exists(pk)',
+      });
+    }
+  });
+
+  it('gives none when the completion is fenced', async () => {
+    // Prepare
+    dynamodb.on(TransactWriteCommand).rejects(cancelledAt(0));
+
+    // Act
+    const done = await stores().complete(running);
+
+    // Assess
+    expect(done.status).toBe('fenced');
+    expect(dynamodb.commandCalls(QueryCommand)).toEqual([]);
+    expect(dynamodb.commandCalls(UpdateCommand)).toEqual([]);
   });
 });

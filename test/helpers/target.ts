@@ -22,6 +22,20 @@ export const FAST_SETTINGS = {
 };
 
 /**
+ * LETHE_TEST_AWS_MODEL=1 (`npm run test:aws-model`): every local stack a test starts models what
+ * Lambda does and the runtime does not by default: loop detection by each function's
+ * RecursiveLoop, and an account of 16 concurrent executions (the least the stack deploys in,
+ * with 2 workers and 2 planners) that throttles above it. The launcher's fault modes come with
+ * LETHE_MOTO_FAULTS, which the suite's emulators read from the environment.
+ */
+const awsModel = () => /^(1|true|yes)$/i.test(process.env.LETHE_TEST_AWS_MODEL ?? '');
+const AWS_MODEL = {
+  loopDetection: true,
+  accountConcurrency: 16,
+  stackProps: { accountConcurrency: 16, workerConcurrency: 2 },
+} satisfies LocalStackOptions;
+
+/**
  * Where the integration suite runs: the API at LETHE_TEST_API_URL (a LocalStack or real
  * deployment) if set, otherwise a fresh local stack in this process over the suite's emulator,
  * with its own resource names so test files never share state.
@@ -35,6 +49,7 @@ export async function startTarget(options: LocalStackOptions = {}): Promise<Test
     namePrefix: `t${randomUUID().slice(0, 8)}`,
     sweepIntervalSeconds: 1,
     visibilityTimeoutSeconds: 5,
+    ...(awsModel() ? AWS_MODEL : {}),
     ...options,
     settings: { ...FAST_SETTINGS, ...options.settings },
   });

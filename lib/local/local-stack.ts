@@ -22,6 +22,7 @@ import { LambdaModel } from './lambda-model.ts';
 import { type LocalFunction, type LocalResources, provision } from './provision.ts';
 import { QueuePoller } from './queue-poller.ts';
 import { StreamPoller } from './stream-poller.ts';
+import { positionsTable } from './stream-positions.ts';
 import { apiRoutes, type CfnTemplate, synthesizeTemplate } from './template.ts';
 
 export interface LocalStackOptions {
@@ -209,6 +210,11 @@ export class LocalStack {
     };
 
     const pollers: Array<{ start(): void; stop(): Promise<void> }> = [];
+    // Lambda keeps each stream event source's place; here the emulator keeps it for the runtime.
+    const positions = await positionsTable(
+      baseClients.dynamodb,
+      `${options.namePrefix ?? 'lethe'}-stream-positions`,
+    );
     const publisherId = resources.functions.find(
       (fn) => fn.entry === 'functions/publisher.ts',
     )?.logicalId;
@@ -228,6 +234,7 @@ export class LocalStack {
             invoke: model.retriedWhenThrottled(invoke),
             region,
             queueUrlOf: (arn) => resources.queues.find((queue) => queue.arn === arn)?.url,
+            positions,
             log,
           }),
         );

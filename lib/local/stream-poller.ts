@@ -4,6 +4,7 @@ import {
   type DynamoDBStreamsClient,
   GetRecordsCommand,
   GetShardIteratorCommand,
+  type ShardIteratorType,
 } from '@aws-sdk/client-dynamodb-streams';
 import { SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
@@ -12,6 +13,7 @@ import { failedIndexes, invocationRecord } from './batch-outcomes.ts';
 import { passesFilters } from './filter.ts';
 import type { LocalEventSource } from './provision.ts';
 import { lanesFor, type ShardLanes } from './stream-lanes.ts';
+import { noPositions, ShardProgress, type StreamPositions } from './stream-positions.ts';
 
 export type Invoke<E> = (event: E) => Promise<unknown>;
 
@@ -28,6 +30,10 @@ export interface StreamPollerOptions {
   readonly discoverMs?: number;
   /** Least milliseconds between re-anchorings of an idle shard's iterator. @default 1000 */
   readonly reanchorMs?: number;
+  /** Where each shard's position is kept across restarts. @default kept nowhere */
+  readonly positions?: StreamPositions;
+  /** Least milliseconds between two saves of a shard's position (and one at stop). @default 1000 */
+  readonly saveEveryMs?: number;
   readonly log?: (message: string) => void;
 }
 
@@ -42,6 +48,11 @@ interface ShardCursor {
   reanchoredAt: number;
   /** With a parallelization factor: the shard's lanes, which deliver while it reads on. */
   lanes?: ShardLanes;
+  /** The records read and not yet processed, and the position they leave. */
+  progress: ShardProgress;
+  /** The position saved last, and when. */
+  saved?: bigint;
+  savedAt: number;
 }
 
 /** Records a re-anchored iterator reads again: more than a failed transaction can leave behind. */
@@ -53,7 +64,8 @@ const READ_LIMIT = 1000;
 
 /**
  * Polls a DynamoDB stream the way Lambda's event source mapping does: every shard from the
- * trim horizon, records filtered by the mapping's criteria, batches of `BatchSize`, partial
+ * position kept for it (after the last record processed), else from the trim horizon, records
+ * filtered by the mapping's criteria, batches of `BatchSize`, partial
  * batch failures retried from the first failed record, the batch bisected on error, and
  * records that exhaust their retries sent to the on-failure destination. With a parallelization
  * factor above 1, up to that many batches of a shard at once, in order per item (ShardLanes).
@@ -78,6 +90,13 @@ export class StreamPoller {
     this.#running = false;
     await this.#loop;
     await Promise.all([...this.#shards.values()].map((shard) => shard.lanes?.settled()));
+    await Promise.all(
+      [...this.#shards].map(([shardId, cursor]) =>
+        this.#savePosition(shardId, cursor, true).catch((error: Error) =>
+          this.#options.log?.(`stream poller: ${error.message}`),
+        ),
+      ),
+    );
   }
 
   async #run() {
@@ -110,26 +129,58 @@ export class StreamPoller {
       );
       for (const shard of StreamDescription?.Shards ?? []) {
         if (!shard.ShardId || this.#shards.has(shard.ShardId)) continue;
-        const { ShardIterator } = await streams.send(
-          new GetShardIteratorCommand({
-            StreamArn: source.sourceArn,
-            ShardId: shard.ShardId,
-            ShardIteratorType: 'TRIM_HORIZON',
-          }),
-        );
         const id = shard.ShardId;
-        const deliver = (batch: DynamoDBRecord[]) => this.#deliver(id, batch);
+        const kept = await (this.#options.positions ?? noPositions).read(source.sourceArn, id);
+        const position = kept === undefined ? undefined : BigInt(kept);
+        const progress = new ShardProgress(position);
+        const deliver = async (batch: DynamoDBRecord[]) => {
+          if (await this.#deliver(id, batch)) progress.done(batch.map(sequenceOf));
+        };
         const lanes = lanesFor(source, deliver, () => this.#running, this.#options.log);
         this.#shards.set(id, {
-          iterator: ShardIterator,
+          iterator: await this.#iteratorFrom(id, kept),
           startingSequence: shard.SequenceNumberRange?.StartingSequenceNumber,
           recent: [],
           reanchoredAt: Date.now(),
           ...(lanes ? { lanes } : {}),
+          progress,
+          savedAt: Date.now(),
+          ...(position === undefined ? {} : { last: position, saved: position }),
         });
       }
       start = StreamDescription?.LastEvaluatedShardId;
     } while (start);
+  }
+
+  /** An iterator after the kept position, or from the trim horizon (none kept, or trimmed). */
+  async #iteratorFrom(shardId: string, kept: string | undefined): Promise<string | undefined> {
+    const { streams, source } = this.#options;
+    const at = (position: { ShardIteratorType: ShardIteratorType; SequenceNumber?: string }) =>
+      streams.send(
+        new GetShardIteratorCommand({ StreamArn: source.sourceArn, ShardId: shardId, ...position }),
+      );
+    if (kept !== undefined) {
+      try {
+        const after = { ShardIteratorType: 'AFTER_SEQUENCE_NUMBER' as const, SequenceNumber: kept };
+        return (await at(after)).ShardIterator;
+      } catch (error) {
+        this.#options.log?.(
+          `stream poller: shard ${shardId} has no record ${kept} any more (${(error as Error).message}): from its trim horizon`,
+        );
+      }
+    }
+    return (await at({ ShardIteratorType: 'TRIM_HORIZON' })).ShardIterator;
+  }
+
+  /** Saves the shard's position when it moved, at most every saveEveryMs (or now, at stop). */
+  async #savePosition(shardId: string, cursor: ShardCursor, now = false) {
+    const { positions, saveEveryMs = 1000, source } = this.#options;
+    const position = cursor.progress.position;
+    if (!positions || position === undefined || position === cursor.saved) return;
+    if (!now && Date.now() - cursor.savedAt < saveEveryMs) return;
+    cursor.savedAt = Date.now();
+    await positions.save(source.sourceArn, shardId, String(position));
+    cursor.saved = position;
   }
 
   async #pollShard(shardId: string, cursor: ShardCursor): Promise<number> {
@@ -145,10 +196,17 @@ export class StreamPoller {
     const records = unseen
       .map((record) => this.#toLambdaRecord(record))
       .filter((record) => passesFilters(record, source.filters));
+    const { progress } = cursor;
+    progress.read(unseen.map(sequenceOf));
+    // What the filters drop is processed once read, as Lambda moves past it.
+    const kept = new Set(records.map(sequenceOf));
+    progress.done(unseen.map(sequenceOf).filter((sequence) => !kept.has(sequence)));
     for (let start = 0; !lanes && start < records.length; start += source.batchSize) {
-      await this.#deliver(shardId, records.slice(start, start + source.batchSize));
+      const batch = records.slice(start, start + source.batchSize);
+      if (await this.#deliver(shardId, batch)) progress.done(batch.map(sequenceOf));
     }
     lanes?.add(records);
+    await this.#savePosition(shardId, cursor);
     if (!this.#running) return 0;
     // Only now does the shard move on: a crash before this point replays the batch (in lanes,
     // the lane retries it).
@@ -212,24 +270,31 @@ export class StreamPoller {
    * once, each half delivered in turn. A split is not a retry (AWS: "splitting a batch does not
    * count towards the retry quota"): a half starts with the retries its records had used. After
    * MaximumRetryAttempts retries the records go to the on-failure destination; -1 is unbounded
-   * (AWS retries until the record expires; locally, never gives up).
+   * (AWS retries until the record expires; locally, never gives up). True once the records are
+   * processed (delivered, or given up on); false when the runtime stopped first.
    */
-  async #deliver(shardId: string, records: DynamoDBRecord[], used = 0, invoked = 0): Promise<void> {
+  async #deliver(
+    shardId: string,
+    records: DynamoDBRecord[],
+    used = 0,
+    invoked = 0,
+  ): Promise<boolean> {
     const { maxRetries, bisectOnError } = this.#options.source;
     let pending = records;
     for (let retries = used, invokes = invoked + 1; ; retries++, invokes++) {
       const { from, threw } = await this.#invoke(pending);
-      if (from < 0) return;
+      if (from < 0) return true;
       pending = pending.slice(from);
       // A stopped runtime stops retrying at once; the shard has not moved on past these.
-      if (!this.#running) return;
+      if (!this.#running) return false;
       if (threw && bisectOnError && pending.length > 1) {
         const middle = Math.ceil(pending.length / 2);
-        await this.#deliver(shardId, pending.slice(0, middle), retries, invokes);
-        return await this.#deliver(shardId, pending.slice(middle), retries, invokes);
+        const first = await this.#deliver(shardId, pending.slice(0, middle), retries, invokes);
+        return first && (await this.#deliver(shardId, pending.slice(middle), retries, invokes));
       }
       if (maxRetries >= 0 && retries >= maxRetries) {
-        return await this.#discard(shardId, pending, invokes, threw);
+        await this.#discard(shardId, pending, invokes, threw);
+        return true;
       }
       await sleep(backoff(retries - used, 200, 5_000));
     }
@@ -280,3 +345,6 @@ export class StreamPoller {
     } as DynamoDBRecord;
   }
 }
+
+const sequenceOf = (record: { dynamodb?: { SequenceNumber?: string } }) =>
+  BigInt(record.dynamodb?.SequenceNumber ?? '0');

@@ -129,4 +129,39 @@ describe('restarting the local runtime mid-deletion', () => {
     expect(receipt).toMatchObject({ state: 'COMPLETED', objectsDeleted: before.size });
     expect((await listAll(s3, where.bucket, where.prefix)).size).toBe(0);
   });
+
+  it('keeps its place in the table stream: a restart does not hear history again', async () => {
+    // Prepare: a deletion completed, and heard by the publisher (its console line), before kill -9.
+    const env = {
+      AWS_ENDPOINT_URL: inject('awsEndpoint'),
+      LETHE_LOCAL_PREFIX: `p${randomUUID().slice(0, 8)}`,
+    };
+    const first = await startRuntimeProcess(env);
+    running.push(first);
+    const api = apiClient(first.url);
+    await api.create('acme', 'heard');
+    const deletionId = String((await api.delete('acme', 'heard')).body.deletionId);
+    const completedLine = `deletion ${deletionId} of acme/heard: RUNNING -> COMPLETED`;
+    await waitFor('the COMPLETED line', async () =>
+      first.output().includes(completedLine) ? true : undefined,
+    );
+    // The position is saved a second at most after the records it passes.
+    await new Promise((resolve) => setTimeout(resolve, 2_500));
+
+    // Act: kill -9, and a new runtime over the same emulator and names.
+    await killProcess(first, 'SIGKILL');
+    const second = await startRuntimeProcess(env);
+    running.push(second);
+    const later = apiClient(second.url);
+    await later.create('acme', 'after');
+    const laterId = String((await later.delete('acme', 'after')).body.deletionId);
+    await waitFor('a new deletion heard', async () =>
+      second.output().includes(`deletion ${laterId} of acme/after: RUNNING -> COMPLETED`)
+        ? true
+        : undefined,
+    );
+
+    // Assess: the new one is heard, the old one is not heard again.
+    expect(second.output()).not.toContain(`deletion ${deletionId}`);
+  });
 });

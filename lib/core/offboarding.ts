@@ -29,6 +29,8 @@ export interface OffboardingRecord {
   /** When the stream deletions may start: the end of the grace window. */
   executeAfter: string;
   updatedAt: string;
+  /** Grows by one with every write of the item (the table counts it): a change's place. */
+  sequence?: number;
   /** The last stream name the fan-out has taken in; absent before the first page. */
   fanoutAfter?: string;
   /** Every stream of the tenant has its deletion. */

@@ -101,6 +101,8 @@ export interface DeletionRecord extends DeletionRef {
   /** When the physical deletion may start: `requestedAt`, or after the grace window. */
   executeAfter: string;
   updatedAt: string;
+  /** Grows by one with every write of the item (the table counts it): a change's place. */
+  sequence?: number;
   completedAt?: string;
   /** When a listing of the whole location (objects, versions, uploads) last came back empty. */
   verifiedAt?: string;

@@ -49,7 +49,7 @@ export function deletionAnnouncement({ before, after }: DeletionChange): Announc
     subject: `DELETION#${after.deletionId}`,
     event: {
       detailType: DELETION_STATE_CHANGE,
-      detail: failures?.length ? { ...receipt, failures } : receipt,
+      detail: { ...(failures?.length ? { ...receipt, failures } : receipt), ...placeOf(after) },
       time: new Date(after.updatedAt),
     },
   };
@@ -75,8 +75,22 @@ export function offboardingAnnouncement({
   }
   return {
     subject: `OFFBOARDING#${after.offboardingId}`,
-    event: { detailType: OFFBOARDING_STATE_CHANGE, detail: toOffboardingView(after, at), time: at },
+    event: {
+      detailType: OFFBOARDING_STATE_CHANGE,
+      detail: { ...toOffboardingView(after, at), ...placeOf(after) },
+      time: at,
+    },
   };
+}
+
+/**
+ * Where a change stands among its item's: `sequence` grows with every write of the item (a
+ * replayed event has the one it had), `changedAt` is the write's time. A consumer keeps the
+ * highest sequence it has seen per id and ignores an event at or below it. Items written before
+ * sequences were counted say 0 until their next write.
+ */
+function placeOf(item: { sequence?: number; updatedAt: string }) {
+  return { sequence: item.sequence ?? 0, changedAt: item.updatedAt };
 }
 
 /**

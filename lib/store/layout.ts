@@ -46,6 +46,13 @@ export const LIST_INDEX = 'byTenant';
 /** The attribute DynamoDB's TTL reads (epoch seconds). */
 export const TTL_ATTRIBUTE = 'expiresAt';
 
+/**
+ * Every item's count of the writes it took: 1 when put, one more with each update (Table adds
+ * it to every write), so an item's stream records, and the events made of them, can be told in
+ * order and a replayed one from news.
+ */
+export const SEQUENCE_ATTRIBUTE = 'sequence';
+
 /** DynamoDB's limits on a partition key's value and on a sort key's. */
 export const MAX_PARTITION_KEY_BYTES = 2048;
 export const MAX_SORT_KEY_BYTES = 1024;
@@ -145,6 +152,8 @@ export function recordOf<T>(item: Record<string, unknown> | undefined): T | unde
     sweepSk: _sweepSk,
     listPk: _listPk,
     listSk: _listSk,
+    // The table's own count of writes: the publisher reads it from stream images, no store does.
+    sequence: _sequence,
     ...record
   } = item;
   return record as T;

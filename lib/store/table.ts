@@ -18,7 +18,7 @@ import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { RETRY, retry } from '../support/index.ts';
 import type { Condition } from './conditions.ts';
 import { cancellationOf, writeOnce } from './contention.ts';
-import { type ItemKey, recordOf } from './layout.ts';
+import { type ItemKey, recordOf, SEQUENCE_ATTRIBUTE } from './layout.ts';
 
 export type DocumentClient = DynamoDBDocumentClient;
 export type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
@@ -47,15 +47,34 @@ export type Transacted = { ok: true } | { ok: false; failed: number[]; old?: unk
 const nonEmpty = <T extends object>(value: T | undefined) =>
   value && Object.keys(value).length > 0 ? value : undefined;
 
-/** The expression attributes of a change and its condition, merged. */
+/** The update with the item's write count raised by one, in its ADD clause (one an expression). */
+export function counted(update: string): string {
+  const add = /\bADD\s+/.exec(update);
+  if (!add) return `${update} ADD #lethe_sequence :lethe_one`;
+  const at = add.index + add[0].length;
+  return `${update.slice(0, at)}#lethe_sequence :lethe_one, ${update.slice(at)}`;
+}
+
+/** The expression attributes of a change and its condition, merged; the write counted. */
 function expressionOf(change: Change) {
   return {
-    UpdateExpression: change.update,
+    UpdateExpression: counted(change.update),
     ...(change.condition ? { ConditionExpression: change.condition.expression } : {}),
-    ExpressionAttributeNames: nonEmpty({ ...change.names, ...change.condition?.names }),
-    ExpressionAttributeValues: nonEmpty({ ...change.values, ...change.condition?.values }),
+    ExpressionAttributeNames: {
+      ...change.names,
+      ...change.condition?.names,
+      '#lethe_sequence': SEQUENCE_ATTRIBUTE,
+    },
+    ExpressionAttributeValues: {
+      ...change.values,
+      ...change.condition?.values,
+      ':lethe_one': 1,
+    },
   };
 }
+
+/** A new item: its first write. */
+const first = <T extends object>(item: T) => ({ ...item, [SEQUENCE_ATTRIBUTE]: 1 });
 
 /**
  * The one table, as the stores use it: strongly consistent reads (every decision in Lethe reads
@@ -112,7 +131,7 @@ export class Table {
         this.#client.send(
           new PutCommand({
             TableName: this.name,
-            Item: { ...key, ...record, ...extra },
+            Item: first({ ...key, ...record, ...extra }),
             ConditionExpression: condition.expression,
             ExpressionAttributeNames: nonEmpty(condition.names),
             ExpressionAttributeValues: nonEmpty(condition.values),
@@ -151,7 +170,7 @@ export class Table {
     return {
       Put: {
         TableName: this.name,
-        Item: item,
+        Item: first(item),
         ConditionExpression: condition.expression,
         ExpressionAttributeNames: nonEmpty(condition.names),
         ExpressionAttributeValues: nonEmpty(condition.values),
@@ -265,7 +284,9 @@ export class Table {
       const batch = items.slice(start, start + 25);
       await Promise.all(
         batch.map((Item) =>
-          writeOnce(() => this.#client.send(new PutCommand({ TableName: this.name, Item }))),
+          writeOnce(() =>
+            this.#client.send(new PutCommand({ TableName: this.name, Item: first(Item) })),
+          ),
         ),
       );
     }

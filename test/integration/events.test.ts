@@ -14,7 +14,14 @@ import { startTarget, type TestTarget } from '../helpers/target.ts';
 interface Delivered {
   source: string;
   'detail-type': string;
-  detail: { deletionId: string; tenant: string; state: string; objectsDeleted: number };
+  detail: {
+    deletionId: string;
+    tenant: string;
+    state: string;
+    objectsDeleted: number;
+    sequence: number;
+    changedAt: string;
+  };
 }
 
 /**
@@ -87,6 +94,14 @@ describe.skipIf(process.env.LETHE_TEST_API_URL)('state-change events', () => {
       return statesOf(all, id).length >= 4 ? all : undefined;
     });
     expect(statesOf(received, id)).toEqual(['SCHEDULED', 'PENDING', 'RUNNING', 'COMPLETED']);
+    // Each change's place among the deletion's writes: growing, so a consumer can drop a replay.
+    const sequences = received
+      .filter((event) => event.detail.deletionId === id)
+      .map((event) => event.detail.sequence);
+    expect(sequences[0]).toBe(1);
+    expect(sequences.every((sequence, at) => at === 0 || sequence > (sequences[at - 1] ?? 0))).toBe(
+      true,
+    );
     const completed = received.find((event) => event.detail.state === 'COMPLETED');
     expect(completed).toMatchObject({
       source: 'lethe',

@@ -221,10 +221,26 @@ describe.skipIf(process.env.LETHE_TEST_API_URL)('tenant offboarding', () => {
     expect(reply.body.state).toBe('SCHEDULED');
     expect(events.map((detail) => detail.state)).toEqual(['SCHEDULED', 'RUNNING', 'COMPLETED']);
     const { deletions: _ids, deletionStates: _states, ...summary } = done;
-    expect(events[2]).toEqual(summary);
+    // Each with its place among the offboarding's writes: growing, and the time of the change.
+    const { sequence, changedAt, ...last } = events[2] ?? {};
+    expect(last).toEqual(summary);
+    expect(changedAt).toBe(done.completedAt);
+    const sequences = events.map((event) => Number(event.sequence));
+    expect(sequences[0]).toBe(1);
+    expect(sequences[1]).toBeGreaterThan(sequences[0] ?? 0);
+    expect(Number(sequence)).toBeGreaterThan(sequences[1] ?? 0);
     expect(events[1]).toMatchObject({ offboardingId: done.offboardingId, streams: 2 });
     // Before it ends, what its item alone says: no table keys, no deletion ids or states.
-    const fromItem = ['executeAfter', 'offboardingId', 'requestedAt', 'state', 'streams', 'tenant'];
+    const fromItem = [
+      'changedAt',
+      'executeAfter',
+      'offboardingId',
+      'requestedAt',
+      'sequence',
+      'state',
+      'streams',
+      'tenant',
+    ];
     expect(Object.keys(events[0] ?? {}).sort()).toEqual(fromItem);
     expect(Object.keys(events[1] ?? {}).sort()).toEqual(fromItem);
   });

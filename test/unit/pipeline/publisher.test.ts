@@ -32,7 +32,11 @@ function aBus(answer: (events: BusEvent[], call: number) => Promise<PutResult> |
 
 describe('deletionAnnouncement', () => {
   it('announces a new deletion, a new state and a new round, with the receipt as it stood', () => {
-    const running = aDeletion({ state: 'RUNNING', updatedAt: '2026-03-01T11:00:05.000Z' });
+    const running = aDeletion({
+      state: 'RUNNING',
+      updatedAt: '2026-03-01T11:00:05.000Z',
+      sequence: 4,
+    });
     const changes = [
       { after: aDeletion({ state: 'PENDING' }) },
       { before: aDeletion({ state: 'PENDING' }), after: running },
@@ -46,7 +50,12 @@ describe('deletionAnnouncement', () => {
     );
     expect(announced[1]?.event).toMatchObject({
       detailType: DELETION_STATE_CHANGE,
-      detail: { state: 'RUNNING', deletionId: running.deletionId },
+      detail: {
+        state: 'RUNNING',
+        deletionId: running.deletionId,
+        sequence: 4,
+        changedAt: '2026-03-01T11:00:05.000Z',
+      },
       time: new Date('2026-03-01T11:00:05.000Z'),
     });
   });
@@ -131,6 +140,7 @@ describe('offboardingAnnouncement', () => {
         bytesDeleted: 70,
         completedAt: at(80),
         updatedAt: at(80),
+        sequence: 9,
       }),
     ];
 
@@ -155,6 +165,9 @@ describe('offboardingAnnouncement', () => {
           requestedAt: at(0),
           executeAfter: at(60),
           completedAt: at(80),
+          // Its place among the item's writes, for a consumer to tell a replay from news.
+          sequence: 9,
+          changedAt: at(80),
         },
         time: new Date(at(80)),
       },
@@ -166,6 +179,8 @@ describe('offboardingAnnouncement', () => {
       'streams',
       'requestedAt',
       'executeAfter',
+      'sequence',
+      'changedAt',
     ]);
   });
 

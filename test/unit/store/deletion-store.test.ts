@@ -288,7 +288,7 @@ describe("DeletionStore.complete: the deletion's own items leave with its receip
     expect(updates.map((update) => update.Key)).toEqual(itemKeys);
     for (const update of updates) {
       expect(update).toMatchObject({
-        UpdateExpression: 'SET expiresAt = :expires',
+        UpdateExpression: 'SET expiresAt = :expires ADD #lethe_sequence :lethe_one',
         ExpressionAttributeValues: { ':expires': receiptExpiry },
         ConditionExpression: 'attribute_exists(pk)',
       });

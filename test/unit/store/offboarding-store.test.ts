@@ -53,7 +53,9 @@ describe('OffboardingStore: which writes ask for a fan-out step', () => {
     const [, count] = store.linkItems(offboarding, 'logs', 'deletion-1');
 
     // Assess
-    expect(count?.Update?.UpdateExpression).toBe('ADD streams :one REMOVE fanoutDue');
+    expect(count?.Update?.UpdateExpression).toBe(
+      'ADD #lethe_sequence :lethe_one, streams :one REMOVE fanoutDue',
+    );
     expect(count?.Update?.ConditionExpression).toContain('#state IN (:running0)');
     expect(count?.Update?.ExpressionAttributeValues).toMatchObject({
       ':running0': 'RUNNING',

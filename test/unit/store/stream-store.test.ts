@@ -109,7 +109,7 @@ describe("StreamStore's retention claim (a policy removed or changed since the r
     const input = dynamodb.commandCalls(UpdateCommand)[0]?.args[0].input;
     expect(input).toMatchObject({
       Key: STREAM_KEY,
-      UpdateExpression: 'SET retentionRunOn = :today',
+      UpdateExpression: 'SET retentionRunOn = :today ADD #lethe_sequence :lethe_one',
     });
     expect(input?.ConditionExpression).toContain('(#retentionDays = :retentionDays)');
     expect(input?.ExpressionAttributeNames).toMatchObject({ '#retentionDays': 'retentionDays' });

@@ -176,3 +176,36 @@ describe('Table: transactions cancelled for a conflict', () => {
     expect(dynamodb.commandCalls(TransactWriteCommand)).toHaveLength(1);
   });
 });
+
+describe("Table: every write counts the item's writes (sequence)", () => {
+  it('puts a new item at 1', async () => {
+    dynamodb.on(PutCommand).resolves({});
+
+    await table().put(KEY, { state: 'SCHEDULED' }, isAbsent);
+
+    expect(dynamodb.commandCalls(PutCommand)[0]?.args[0].input.Item).toMatchObject({
+      sequence: 1,
+    });
+    expect(table().putItem({ ...KEY }, isAbsent).Put?.Item).toMatchObject({ sequence: 1 });
+  });
+
+  it('raises it by one with each update, in the ADD clause there is or a new one', async () => {
+    dynamodb.on(UpdateCommand).resolves({ Attributes: {} });
+
+    await table().update(KEY, change);
+    await table().update(KEY, { update: 'ADD pagesDone :one SET a = :a', values: { ':a': 1 } });
+
+    const inputs = dynamodb.commandCalls(UpdateCommand).map((call) => call.args[0].input);
+    expect(inputs.map((input) => input.UpdateExpression)).toEqual([
+      'SET updatedAt = :now ADD #lethe_sequence :lethe_one',
+      'ADD #lethe_sequence :lethe_one, pagesDone :one SET a = :a',
+    ]);
+    expect(inputs[0]).toMatchObject({
+      ExpressionAttributeNames: { '#lethe_sequence': 'sequence' },
+      ExpressionAttributeValues: { ':lethe_one': 1, ':now': '2026-03-01T12:00:00.000Z' },
+    });
+    expect(table().updateItem(KEY, change).Update?.UpdateExpression).toBe(
+      'SET updatedAt = :now ADD #lethe_sequence :lethe_one',
+    );
+  });
+});

@@ -197,10 +197,11 @@ export class StreamPoller {
       .map((record) => this.#toLambdaRecord(record))
       .filter((record) => passesFilters(record, source.filters));
     const { progress } = cursor;
-    progress.read(unseen.map(sequenceOf));
+    const read = unseen.map(sequenceOf);
+    progress.read(read);
     // What the filters drop is processed once read, as Lambda moves past it.
     const kept = new Set(records.map(sequenceOf));
-    progress.done(unseen.map(sequenceOf).filter((sequence) => !kept.has(sequence)));
+    progress.done(read.filter((sequence) => !kept.has(sequence)));
     for (let start = 0; !lanes && start < records.length; start += source.batchSize) {
       const batch = records.slice(start, start + source.batchSize);
       if (await this.#deliver(shardId, batch)) progress.done(batch.map(sequenceOf));
@@ -210,9 +211,9 @@ export class StreamPoller {
     if (!this.#running) return 0;
     // Only now does the shard move on: a crash before this point replays the batch (in lanes,
     // the lane retries it).
-    for (const record of unseen) {
+    for (const [index, record] of unseen.entries()) {
       cursor.recent.push(record.eventID ?? '');
-      const sequence = BigInt(record.dynamodb?.SequenceNumber ?? '0');
+      const sequence = read[index] as bigint;
       if (cursor.last === undefined || sequence > cursor.last) cursor.last = sequence;
     }
     cursor.recent.splice(0, Math.max(0, cursor.recent.length - RECENT));

@@ -47,7 +47,7 @@ export type Transacted = { ok: true } | { ok: false; failed: number[]; old?: unk
 const nonEmpty = <T extends object>(value: T | undefined) =>
   value && Object.keys(value).length > 0 ? value : undefined;
 
-/** The update with the item's write count raised by one, in its ADD clause (one an expression). */
+/** The update with the item's write count raised by one, in its ADD clause (an expression has one). */
 export function counted(update: string): string {
   const add = /\bADD\s+/.exec(update);
   if (!add) return `${update} ADD #lethe_sequence :lethe_one`;
